@@ -1,0 +1,51 @@
+"""Options and helpers shared by the commands: workspace lookup, --json, progress bars."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import click
+
+from dmm.render import to_json
+from dmm.workspace import Workspace
+
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print machine-readable JSON on stdout.")
+
+
+def workspace(ctx: click.Context, require_init: bool = True) -> Workspace:
+    repo = (ctx.find_root().obj or {}).get("repo")
+    return Workspace.find(repo, require_init=require_init)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(to_json(data), nl=False)
+
+
+def message(text: str) -> None:
+    """A message for the person at the terminal: always stderr, never mixed with data."""
+    click.echo(text, err=True)
+
+
+def progress_bar(label: str, min_items: int = 200) -> tuple[Callable[[int, int], None] | None,
+                                                            Callable[[], None]]:
+    """A (progress, finish) pair drawing a bar on stderr when it is a terminal; else no-ops."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    state: dict = {}
+
+    def progress(done: int, total: int) -> None:
+        if total < min_items:
+            return
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            state["bar"].__enter__()
+        state["bar"].update(done - state.get("done", 0))
+        state["done"] = done
+
+    def finish() -> None:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+    return progress, finish

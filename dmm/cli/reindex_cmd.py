@@ -1,0 +1,44 @@
+"""`dmm reindex`."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from dmm.cli.common import emit_json, json_option, message, progress_bar, workspace
+
+
+@click.command("reindex")
+@json_option
+@click.pass_context
+def command(ctx: click.Context, as_json: bool) -> int:
+    """Rebuild the cache in .dmm/index/ from the memory files.
+
+    Never needed for correctness (every command refreshes the cache itself, re-reading only
+    changed files); use it after upgrading dmm or to time a full build. Deleting .dmm/index/
+    is always safe.
+    """
+    from dmm.index.refresh import rebuild
+
+    ws = workspace(ctx)
+    started = time.perf_counter()
+    progress, finish = progress_bar("indexing memories")
+    try:
+        conn, report = rebuild(ws, progress)
+    finally:
+        finish()
+    try:
+        memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        errors = conn.execute("SELECT count(DISTINCT path) FROM problems WHERE severity = 'error'"
+                              ).fetchone()[0]
+    finally:
+        conn.close()
+    seconds = time.perf_counter() - started
+    if as_json:
+        emit_json({"files": report.files, "memories": memories, "files_with_errors": errors,
+                   "seconds": round(seconds, 3)})
+    else:
+        message(f"indexed {memories} memories from {report.files} files in {seconds:.2f} s"
+                + (f"; {errors} file(s) with errors: run `dmm validate`" if errors else ""))
+    return 0

@@ -1,0 +1,57 @@
+"""`dmm status`."""
+
+from __future__ import annotations
+
+import click
+
+from dmm.cli.common import emit_json, json_option, workspace
+from dmm.memory.model import SCOPES
+
+MAX_PROBLEMS_SHOWN = 10
+
+
+@click.command("status")
+@json_option
+@click.pass_context
+def command(ctx: click.Context, as_json: bool) -> int:
+    """Show what the memory store holds: memories by scope and status, the cache, problems."""
+    from dmm.index import read
+    from dmm.index.refresh import open_fresh
+
+    ws = workspace(ctx)
+    conn, report = open_fresh(ws)
+    try:
+        counts = read.counts(conn)
+        problems = read.problems(conn)
+    finally:
+        conn.close()
+    errors = [p for p in problems if p.severity == "error"]
+    cache_file = ws.index_dir / "cache.sqlite3"
+    cache = {"path": str(cache_file.relative_to(ws.root)),
+             "bytes": cache_file.stat().st_size if cache_file.exists() else 0,
+             "was_fresh": report.was_fresh, "files_read": report.read,
+             "files_removed": report.removed}
+    if as_json:
+        emit_json({"root": str(ws.root), "files": report.files, "memories": counts,
+                   "cache": cache, "errors": len(errors),
+                   "warnings": len(problems) - len(errors),
+                   "problems": [p.to_dict() for p in problems]})
+        return 0
+    from tabulate import tabulate
+
+    click.echo(f"dmm store: {ws.memory_dir}")
+    click.echo(f"{counts['total']} memories in {report.files} files\n")
+    rows = [(scope, counts["by_scope"].get(scope, 0)) for scope in SCOPES]
+    rows += [(s, n) for s, n in counts["by_scope"].items() if s not in SCOPES]
+    click.echo(tabulate(rows, headers=["scope", "memories"]))
+    click.echo("")
+    click.echo(tabulate(sorted(counts["by_status"].items()), headers=["status", "memories"]))
+    state = ("fresh" if report.was_fresh else
+             f"updated now: {report.read} file(s) read, {report.removed} removed")
+    click.echo(f"\ncache: {cache['path']} ({cache['bytes'] // 1024} KiB), {state}")
+    click.echo(f"problems: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)")
+    for p in problems[:MAX_PROBLEMS_SHOWN]:
+        click.echo(f"  {p}")
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        click.echo(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more: run `dmm validate`")
+    return 0

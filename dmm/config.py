@@ -1,0 +1,60 @@
+"""Settings from .dmm/config.toml over documented defaults (docs/configuration.md).
+
+Reading the file is the only IO; unknown keys and wrong types are reported as errors that name
+the key, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from dmm.errors import InvalidInputError
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "query": {
+        "default_budget": 1200,  # tokens, when --budget is not given
+        "min_relevance": 0.05,  # memories scoring below this are never packed
+        "priority_weight": 0.3,  # share of the rank that comes from the memory's priority
+        "expansion": True,  # also match related words (lexicon of word neighbours)
+        "expansion_min_similarity": 0.8,
+        "expansion_weight": 0.35,
+    },
+    "store": {
+        "max_file_bytes": 262_144,  # larger memory files are reported, not read
+    },
+    "quality": {
+        "min_tokens": 300,
+        "max_tokens": 800,
+    },
+}
+
+
+def load(path: Path) -> dict[str, dict[str, Any]]:
+    """Defaults overlaid with the file at ``path`` (which may be missing)."""
+    config = copy.deepcopy(DEFAULTS)
+    if not path.exists():
+        return config
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{path}: not valid TOML: {exc}") from exc
+    for section, values in data.items():
+        if section not in DEFAULTS:
+            continue  # sections owned by later features or by the user's tools
+        if not isinstance(values, dict):
+            raise InvalidInputError(f"{path}: [{section}] must be a table")
+        for key, value in values.items():
+            if key not in DEFAULTS[section]:
+                raise InvalidInputError(f"{path}: unknown setting {section}.{key}",
+                                        hint=f"known: {', '.join(DEFAULTS[section])}")
+            default = DEFAULTS[section][key]
+            ok = (isinstance(value, bool) if isinstance(default, bool)
+                  else isinstance(value, (int, float)) and not isinstance(value, bool))
+            if not ok:
+                raise InvalidInputError(
+                    f"{path}: {section}.{key} must be {type(default).__name__}, got {value!r}")
+            config[section][key] = value
+    return config

@@ -1,0 +1,56 @@
+"""Errors that end a dmm command, each with a documented exit code (docs/exit_codes.md).
+
+Core code raises DmmError subclasses; only the CLI layer turns them into a message on stderr
+and an exit status. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    PROBLEMS_FOUND = 1  # e.g. `dmm validate` found invalid memories
+    USAGE = 2  # bad options or arguments (click's own code for usage errors)
+    NOT_A_REPOSITORY = 3  # not inside a git repository
+    NOT_INITIALIZED = 4  # the repository has no .dmm/ (run `dmm init`)
+    NOT_FOUND = 5  # the memory, id or path asked for does not exist
+    INVALID_INPUT = 6  # input that cannot be used: bad config, bad path, ambiguous id
+    BUSY = 7  # another dmm process holds the lock for too long
+    GIT_FAILED = 8  # a git command failed unexpectedly
+
+
+class DmmError(Exception):
+    """Base for errors that end a command with a clear message and a non-zero exit code."""
+
+    exit_code = ExitCode.INVALID_INPUT
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class NotARepositoryError(DmmError):
+    exit_code = ExitCode.NOT_A_REPOSITORY
+
+
+class NotInitializedError(DmmError):
+    exit_code = ExitCode.NOT_INITIALIZED
+
+
+class NotFoundError(DmmError):
+    exit_code = ExitCode.NOT_FOUND
+
+
+class InvalidInputError(DmmError):
+    exit_code = ExitCode.INVALID_INPUT
+
+
+class BusyError(DmmError):
+    exit_code = ExitCode.BUSY
+
+
+class GitError(DmmError):
+    exit_code = ExitCode.GIT_FAILED

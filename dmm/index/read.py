@@ -1,0 +1,63 @@
+"""Read memories and problems back out of a fresh cache (no file IO)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+
+from dmm.memory import Memory, Problem
+from dmm.memory.validate import check_store
+
+COLUMNS = ("doc, path, id, title, body, tags, scope, priority, confidence, status, created, "
+           "expires, supersedes, related, tokens")
+
+
+def to_memory(row: tuple) -> Memory:
+    (_doc, path, mem_id, title, body, tags, scope, priority, confidence, status, created,
+     expires, supersedes, related, tokens) = row
+    return Memory(id=mem_id, path=path, title=title, body=body, tags=json.loads(tags),
+                  scope=scope, priority=priority, confidence=confidence, status=status,
+                  created=dt.date.fromisoformat(created) if created else None,
+                  expires=dt.date.fromisoformat(expires) if expires else None,
+                  supersedes=json.loads(supersedes), related=json.loads(related), tokens=tokens)
+
+
+def memories(conn: sqlite3.Connection, where: str = "", params: tuple = ()) -> list[Memory]:
+    sql = f"SELECT {COLUMNS} FROM memories {where} ORDER BY path"
+    return [to_memory(row) for row in conn.execute(sql, params)]
+
+
+def memories_by_doc(conn: sqlite3.Connection, docs: list[int]) -> dict[int, Memory]:
+    out: dict[int, Memory] = {}
+    for start in range(0, len(docs), 500):
+        chunk = docs[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT {COLUMNS} FROM memories WHERE doc IN ({marks})", chunk):
+            out[row[0]] = to_memory(row)
+    return out
+
+
+def find(conn: sqlite3.Connection, key: str) -> list[Memory]:
+    """Memories whose id or path (relative to .dmm/memory/) is ``key``."""
+    return memories(conn, "WHERE id = ? OR path = ?", (key, key))
+
+
+def problems(conn: sqlite3.Connection) -> list[Problem]:
+    """Every problem: per file (kept from the last read) and store-wide (duplicate ids)."""
+    found = [Problem(path, message, field, severity) for path, field, severity, message in
+             conn.execute("SELECT path, field, severity, message FROM problems ORDER BY path")]
+    dup_ids = [row[0] for row in conn.execute(
+        "SELECT id FROM memories GROUP BY id HAVING count(*) > 1")]
+    if dup_ids:
+        marks = ",".join("?" * len(dup_ids))
+        found += check_store(memories(conn, f"WHERE id IN ({marks})", tuple(dup_ids)))
+    return sorted(found, key=lambda p: (p.path, p.severity, p.field or ""))
+
+
+def counts(conn: sqlite3.Connection) -> dict:
+    """Memories by scope and by status, for `dmm status`."""
+    by_scope = dict(conn.execute("SELECT scope, count(*) FROM memories GROUP BY scope"))
+    by_status = dict(conn.execute("SELECT status, count(*) FROM memories GROUP BY status"))
+    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    return {"total": total, "by_scope": by_scope, "by_status": by_status}

@@ -1,0 +1,164 @@
+"""Keep the cache fresh: re-read only the memory files whose size or mtime changed.
+
+Every command that reads memories calls ``open_fresh``. An unchanged store costs one directory
+walk and one SELECT; changes are applied in one transaction under the cache's write lock, so a
+concurrent dmm process either sees the old state or the new one, never a mixture.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from dmm import store
+from dmm.index import db
+from dmm.memory import Memory, Problem
+from dmm.text.analyze import terms
+from dmm.workspace import Workspace
+
+# How much a term counts by where it appears: a word in the title says more than one in the body.
+FIELD_WEIGHTS = {"title": 3.0, "tags": 2.0, "path": 1.0, "body": 1.0}
+# Files modified this recently may change again within the same mtime tick: re-read next time.
+RACY_NS = 2_000_000_000
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class RefreshReport:
+    files: int  # files under .dmm/memory/
+    read: int  # files (re)read this time
+    removed: int
+    rebuilt: bool = False
+
+    @property
+    def was_fresh(self) -> bool:
+        return self.read == 0 and self.removed == 0 and not self.rebuilt
+
+
+def open_fresh(ws: Workspace, progress: Progress | None = None,
+               ) -> tuple[sqlite3.Connection, RefreshReport]:
+    """Connect to the cache and bring it up to date with the working tree."""
+    for attempt in range(2):
+        conn = db.connect(ws.index_dir)
+        try:
+            return conn, refresh(conn, ws, progress)
+        except sqlite3.DatabaseError:
+            # A cache damaged under our feet (disk full, killed writer...): start again.
+            conn.close()
+            if attempt:
+                raise
+            with db.write_lock(ws.index_dir):
+                db.create(ws.index_dir / db.DB_NAME)
+    raise AssertionError("unreachable")
+
+
+def rebuild(ws: Workspace, progress: Progress | None = None,
+            ) -> tuple[sqlite3.Connection, RefreshReport]:
+    """Throw the cache away and build it again from the working tree (`dmm reindex`)."""
+    with db.write_lock(ws.index_dir):
+        db.create(ws.index_dir / db.DB_NAME)
+    conn, report = open_fresh(ws, progress)
+    report.rebuilt = True
+    return conn, report
+
+
+def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None = None,
+            ) -> RefreshReport:
+    disk = store.scan(ws.memory_dir)
+    changed, removed = _diff(conn, disk)
+    if not changed and not removed:
+        return RefreshReport(files=len(disk), read=0, removed=0)
+    with db.write_lock(ws.index_dir):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have applied the same changes while we waited for the lock.
+            changed, removed = _diff(conn, disk)
+            for path in removed:
+                _forget(conn, path)
+            max_bytes = int(ws.config["store"]["max_file_bytes"])
+            now = time.time_ns()
+            for done, path in enumerate(changed, 1):
+                _forget(conn, path)
+                memory, problems = store.read(ws.memory_dir, path, max_bytes)
+                size, mtime = disk[path]
+                racy = mtime > now - RACY_NS
+                conn.execute("INSERT INTO files(path, size, mtime_ns) VALUES (?, ?, ?)",
+                             (path, size, -1 if racy else mtime))
+                _insert_problems(conn, problems)
+                if memory is not None:
+                    _insert_memory(conn, memory)
+                if progress:
+                    progress(done, len(changed))
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('refreshed_at', ?)",
+                         (str(time.time()),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return RefreshReport(files=len(disk), read=len(changed), removed=len(removed))
+
+
+def index_terms(memory: Memory) -> tuple[Counter, float]:
+    """Field-weighted term frequencies of a memory and its weighted length (for BM25)."""
+    folders = memory.path.removesuffix(".md").split("/")[1:]
+    body = memory.body
+    if body.lstrip().startswith("#"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+    fields = {
+        "title": memory.title,
+        "tags": " ".join(memory.tags).replace("-", " ").replace("_", " "),
+        "path": " ".join(folders).replace("-", " ").replace("_", " "),
+        "body": body,
+    }
+    tf: Counter = Counter()
+    length = 0.0
+    for name, text in fields.items():
+        weight = FIELD_WEIGHTS[name]
+        field_terms = terms(text)
+        length += weight * len(field_terms)
+        for term in field_terms:
+            tf[term] += weight
+    return tf, length
+
+
+def _diff(conn: sqlite3.Connection, disk: dict[str, store.FileStat]) -> tuple[list[str], list[str]]:
+    known = {path: (size, mtime) for path, size, mtime in
+             conn.execute("SELECT path, size, mtime_ns FROM files")}
+    changed = sorted(p for p, st in disk.items() if known.get(p) != (st.size, st.mtime_ns))
+    removed = sorted(p for p in known if p not in disk)
+    return changed, removed
+
+
+def _forget(conn: sqlite3.Connection, path: str) -> None:
+    row = conn.execute("SELECT doc FROM memories WHERE path = ?", (path,)).fetchone()
+    if row:
+        conn.execute("DELETE FROM postings WHERE doc = ?", (row[0],))
+        conn.execute("DELETE FROM memories WHERE doc = ?", (row[0],))
+    conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+
+def _insert_problems(conn: sqlite3.Connection, problems: list[Problem]) -> None:
+    conn.executemany("INSERT INTO problems(path, field, severity, message) VALUES (?, ?, ?, ?)",
+                     [(p.path, p.field, p.severity, p.message) for p in problems])
+
+
+def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
+    tf, length = index_terms(m)
+    cur = conn.execute(
+        "INSERT INTO memories(path, id, title, body, tags, scope, priority, confidence, status,"
+        " created, expires, supersedes, related, tokens, length)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (m.path, m.id, m.title, m.body, json.dumps(m.tags), m.scope, m.priority, m.confidence,
+         m.status, m.created.isoformat() if m.created else None,
+         m.expires.isoformat() if m.expires else None, json.dumps(m.supersedes),
+         json.dumps(m.related), m.tokens, length))
+    doc = cur.lastrowid
+    conn.executemany("INSERT INTO postings(term, doc, tf) VALUES (?, ?, ?)",
+                     [(term, doc, weight) for term, weight in tf.items()])

@@ -1,0 +1,1 @@
+"""Retrieval: rank memories for a task (rank.py) and pack them into a token budget (pack.py)."""

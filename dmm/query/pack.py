@@ -1,0 +1,160 @@
+"""Assemble a Memory Pack: baseline memories in full, then the best matches that fit the budget.
+
+Reads only the (fresh) cache. The ranking score of a memory is its relevance to the task,
+scaled by its priority and confidence; packing is greedy by that score, skipping memories that
+no longer fit and listing them as excluded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from dataclasses import dataclass, field
+
+from dmm.index import read
+from dmm.memory import Memory
+from dmm.query.rank import rank
+
+# How much each confidence level is trusted when two memories are otherwise equally relevant.
+CONFIDENCE_FACTOR = {"stable": 1.0, "active": 1.0, "experimental": 0.85, "deprecated": 0.6}
+MAX_EXCLUDED_LISTED = 20
+
+
+@dataclass
+class PackOptions:
+    budget: int
+    scopes: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    exclude_ephemeral: bool = False
+    include_deprecated: bool = False
+    today: dt.date = field(default_factory=dt.date.today)
+
+
+@dataclass
+class PackEntry:
+    memory: Memory
+    source: str  # "baseline" or "retrieval"
+    relevance: float = 0.0
+    score: float = 0.0
+    reason: str = ""  # why an excluded memory was left out
+
+    def to_dict(self, with_content: bool = True) -> dict:
+        m = self.memory
+        out = {"memory_id": m.id, "path": m.path, "title": m.title, "scope": m.scope,
+               "tokens": m.tokens, "relevance_score": round(self.relevance, 4),
+               "score": round(self.score, 4), "source": self.source, "priority": m.priority,
+               "confidence": m.confidence, "status": m.status, "tags": m.tags}
+        if self.reason:
+            out["reason"] = self.reason
+        if with_content:
+            out["content"] = m.body
+        return out
+
+
+@dataclass
+class Pack:
+    task: str
+    budget: int
+    baseline: list[PackEntry]
+    retrieved: list[PackEntry]
+    excluded: list[PackEntry]
+    excluded_total: int
+    candidates: int
+    warnings: list[str]
+
+    @property
+    def baseline_tokens(self) -> int:
+        return sum(e.memory.tokens for e in self.baseline)
+
+    @property
+    def retrieved_tokens(self) -> int:
+        return sum(e.memory.tokens for e in self.retrieved)
+
+    def stats(self) -> dict:
+        used = self.baseline_tokens + self.retrieved_tokens
+        return {"budget": self.budget, "baseline_count": len(self.baseline),
+                "baseline_tokens": self.baseline_tokens,
+                "retrieved_count": len(self.retrieved),
+                "retrieved_tokens": self.retrieved_tokens, "total_tokens": used,
+                "remaining_tokens": max(0, self.budget - used),
+                "candidates_matched": self.candidates, "excluded_count": self.excluded_total}
+
+    def to_dict(self) -> dict:
+        return {"query": self.task,
+                "baseline": [e.to_dict() for e in self.baseline],
+                "retrieved": [e.to_dict() for e in self.retrieved],
+                "excluded": [e.to_dict(with_content=False) for e in self.excluded],
+                "stats": self.stats(), "warnings": self.warnings}
+
+
+def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg: dict) -> Pack:
+    today = opts.today.isoformat()
+    baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in read.memories(
+        conn, "WHERE scope = 'baseline' AND status = 'active' AND confidence != 'deprecated'"
+              " AND (expires IS NULL OR expires >= ?)", (today,))]
+    baseline.sort(key=lambda e: (-e.memory.priority, e.memory.path))
+    warnings = _store_warnings(conn)
+    baseline_tokens = sum(e.memory.tokens for e in baseline)
+    if baseline_tokens > opts.budget:
+        warnings.append(f"baseline memories alone use {baseline_tokens} tokens, more than the "
+                        f"budget of {opts.budget}: no room is left for retrieved memories")
+    remaining = max(0, opts.budget - baseline_tokens)
+
+    allowed = _candidate_docs(conn, opts)
+    ranked = rank(conn, task, allowed, expansion=bool(query_cfg["expansion"]),
+                  min_sim=float(query_cfg["expansion_min_similarity"]),
+                  weight=float(query_cfg["expansion_weight"]))
+    ranked = [r for r in ranked if r.relevance >= float(query_cfg["min_relevance"])]
+    by_doc = read.memories_by_doc(conn, [r.doc for r in ranked])
+    pw = float(query_cfg["priority_weight"])
+    entries = []
+    for r in ranked:
+        m = by_doc[r.doc]
+        score = r.relevance * (1 - pw + pw * m.priority) * CONFIDENCE_FACTOR.get(m.confidence, 1)
+        entries.append(PackEntry(m, "retrieval", r.relevance, score))
+    entries.sort(key=lambda e: (-e.score, e.memory.path))
+
+    retrieved, excluded = [], []
+    for entry in entries:
+        if entry.memory.tokens <= remaining:
+            retrieved.append(entry)
+            remaining -= entry.memory.tokens
+        else:
+            entry.reason = (f"needs {entry.memory.tokens} tokens, {remaining} left in the budget")
+            excluded.append(entry)
+    if not entries and task.strip():
+        warnings.append("no memory matched the task: try other words, or check `dmm status`")
+    return Pack(task=task, budget=opts.budget, baseline=baseline, retrieved=retrieved,
+                excluded=excluded[:MAX_EXCLUDED_LISTED], excluded_total=len(excluded),
+                candidates=len(entries), warnings=warnings)
+
+
+def _candidate_docs(conn: sqlite3.Connection, opts: PackOptions) -> set[int]:
+    where = ["scope != 'baseline'", "(expires IS NULL OR expires >= ?)"]
+    params: list = [opts.today.isoformat()]
+    if not opts.include_deprecated:
+        where.append("status = 'active' AND confidence != 'deprecated'")
+    if opts.exclude_ephemeral:
+        where.append("scope != 'ephemeral'")
+    if opts.scopes:
+        where.append(f"scope IN ({','.join('?' * len(opts.scopes))})")
+        params += opts.scopes
+    if opts.tags:
+        where.append("EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN "
+                     f"({','.join('?' * len(opts.tags))}))")
+        params += opts.tags
+    sql = f"SELECT doc FROM memories WHERE {' AND '.join(where)}"
+    return {row[0] for row in conn.execute(sql, params)}
+
+
+def _store_warnings(conn: sqlite3.Connection) -> list[str]:
+    bad = conn.execute("SELECT count(DISTINCT path) FROM problems WHERE severity = 'error'"
+                       ).fetchone()[0]
+    dups = conn.execute("SELECT count(*) FROM (SELECT id FROM memories GROUP BY id "
+                        "HAVING count(*) > 1)").fetchone()[0]
+    out = []
+    if bad:
+        out.append(f"{bad} memory file(s) have errors and were left out: run `dmm validate`")
+    if dups:
+        out.append(f"{dups} memory id(s) are used by more than one file: run `dmm validate`")
+    return out

@@ -1,0 +1,47 @@
+"""The one place that turns results into text: jinja2 templates for people, JSON for programs.
+
+jinja2 is imported on first use so that `--json` output never pays for it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from functools import lru_cache
+from typing import Any
+
+from dmm.resources import resource_dir
+
+
+@lru_cache(maxsize=1)
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters["strip_title"] = strip_title
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return _environment().get_template(template).render(**context)
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=_default) + "\n"
+
+
+def strip_title(body: str) -> str:
+    """The body of a memory without its leading '# ' title line (the template prints it)."""
+    lines = body.lstrip("\n").split("\n", 1)
+    if lines and lines[0].startswith("# "):
+        return lines[1].strip("\n") if len(lines) > 1 else ""
+    return body.strip("\n")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    raise TypeError(f"cannot serialise {type(value).__name__}")

@@ -1,0 +1,72 @@
+"""`dmm init`: create the .dmm/ layout in a repository without ever overwriting a user's file.
+
+Writes only under .dmm/; each file is written atomically (temporary file, then rename) and only
+when it does not exist yet, so running init again changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dmm import config as config_mod
+from dmm.memory.model import DEPRECATED_DIR, SCOPES
+from dmm.render import render
+from dmm.workspace import Workspace
+
+STARTER_PATH = "baseline/dmm_usage.md"
+
+
+@dataclass
+class InitResult:
+    root: Path
+    created: list[str] = field(default_factory=list)  # paths relative to the repository root
+    existing: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"root": str(self.root), "created": self.created, "existing": self.existing,
+                "changed": bool(self.created)}
+
+
+def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
+    today = today or dt.date.today()
+    result = InitResult(ws.root)
+    defaults = config_mod.DEFAULTS
+    budget = defaults["query"]["default_budget"]
+    folders = [ws.memory_dir / name for name in (*SCOPES, DEPRECATED_DIR)] + [ws.conflicts_dir]
+    for folder in folders:
+        _write(ws, folder / ".gitkeep", "", result)
+    _write(ws, ws.index_dir / ".gitignore",
+           "# dmm cache: rebuilt on demand, never committed\n*\n", result)
+    _write(ws, ws.config_path, render("config.toml.j2", c=defaults), result)
+    _write(ws, ws.dmm_dir / "BOOT.md",
+           render("boot.md.j2", budget=budget, min_tokens=defaults["quality"]["min_tokens"],
+                  max_tokens=defaults["quality"]["max_tokens"]), result)
+    if not any(p.suffix == ".md" for p in (ws.memory_dir / "baseline").rglob("*.md")):
+        memory_id = f"mem_{today:%Y_%m_%d}_001"
+        _write(ws, ws.memory_dir / STARTER_PATH,
+               render("starter_baseline.md.j2", memory_id=memory_id, today=today.isoformat(),
+                      budget=budget), result)
+    return result
+
+
+def _write(ws: Workspace, path: Path, text: str, result: InitResult) -> None:
+    rel = path.relative_to(ws.root).as_posix()
+    if path.exists():
+        result.existing.append(rel)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dmm-tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.link(tmp, path)  # fails if the file appeared meanwhile: never overwrite
+    except FileExistsError:
+        result.existing.append(rel)
+        return
+    finally:
+        os.unlink(tmp)
+    result.created.append(rel)

@@ -1,0 +1,74 @@
+"""Where a repository's dmm files live: the one place that knows the .dmm/ layout.
+
+``Workspace.find`` locates the repository from any subfolder (or ``-C PATH``) and checks that
+``dmm init`` has run there. Every command starts here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from dmm import config as config_mod
+from dmm import gitrepo
+from dmm.errors import InvalidInputError, NotInitializedError
+
+DMM_DIR = ".dmm"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path  # the git work tree
+
+    @property
+    def dmm_dir(self) -> Path:
+        return self.root / DMM_DIR
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.dmm_dir / "memory"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.dmm_dir / "index"
+
+    @property
+    def conflicts_dir(self) -> Path:
+        return self.dmm_dir / "conflicts"
+
+    @property
+    def config_path(self) -> Path:
+        return self.dmm_dir / "config.toml"
+
+    @cached_property
+    def config(self) -> dict:
+        return config_mod.load(self.config_path)
+
+    @classmethod
+    def find(cls, start: Path | None = None, require_init: bool = True) -> "Workspace":
+        start = (start or Path.cwd()).resolve()
+        ws = cls(gitrepo.toplevel(start))
+        if require_init and not ws.memory_dir.is_dir():
+            raise NotInitializedError(f"no dmm memory store in {ws.root}",
+                                      hint="run `dmm init` to create .dmm/")
+        return ws
+
+    def memory_relpath(self, path: str | Path, cwd: Path | None = None) -> str:
+        """Normalise a path given by a user to a path relative to .dmm/memory/.
+
+        Accepts a path relative to .dmm/memory/, to the repository root, to ``cwd``, or
+        absolute; refuses anything that resolves outside .dmm/memory/.
+        """
+        raw = Path(path)
+        candidates = [raw] if raw.is_absolute() else [
+            (cwd or Path.cwd()) / raw, self.root / raw, self.memory_dir / raw]
+        memory_dir = self.memory_dir.resolve()
+        for cand in candidates:
+            resolved = cand.resolve()
+            if resolved.is_relative_to(memory_dir) and resolved.exists():
+                return resolved.relative_to(memory_dir).as_posix()
+        resolved = candidates[-1].resolve()
+        if not resolved.is_relative_to(memory_dir):
+            raise InvalidInputError(f"{path} is outside {DMM_DIR}/memory/")
+        return resolved.relative_to(memory_dir).as_posix()
