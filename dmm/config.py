@@ -19,8 +19,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "min_relevance": 0.05,  # memories scoring below this are never packed
         "priority_weight": 0.3,  # share of the rank that comes from the memory's priority
         "expansion": True,  # also match related words (lexicon of word neighbours)
-        "expansion_min_similarity": 0.8,
-        "expansion_weight": 0.35,
+        "expansion_min_similarity": 0.7,
+        "expansion_weight": 0.5,
     },
     "store": {
         "max_file_bytes": 262_144,  # larger memory files are reported, not read

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from dmm.memory import Memory, Problem, parse_memory
+from dmm.memory import Memory, Problem
 
 IGNORED_NAMES = {".gitkeep", ".gitignore", ".DS_Store"}
 
@@ -70,4 +70,6 @@ def read(memory_dir: Path, rel: str, max_bytes: int) -> tuple[Memory | None, lis
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [Problem(rel, f"not valid UTF-8 (byte {exc.start}): save it as UTF-8")]
+    from dmm.memory.parse import parse_memory  # PyYAML only when a file must be read
+
     return parse_memory(text, rel)

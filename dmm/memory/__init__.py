@@ -1,6 +1,9 @@
-"""The memory model: what a memory file is and when it is valid. Pure: no IO anywhere here."""
+"""The memory model: what a memory file is and when it is valid. Pure: no IO anywhere here.
+
+Parsing (parse.py) imports PyYAML, so it is imported where files are read, not here: commands
+that only read the cache never pay for it.
+"""
 
 from dmm.memory.model import Memory, Problem
-from dmm.memory.parse import parse_memory
 
-__all__ = ["Memory", "Problem", "parse_memory"]
+__all__ = ["Memory", "Problem"]

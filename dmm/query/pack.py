@@ -15,8 +15,6 @@ from dmm.index import read
 from dmm.memory import Memory
 from dmm.query.rank import rank
 
-# How much each confidence level is trusted when two memories are otherwise equally relevant.
-CONFIDENCE_FACTOR = {"stable": 1.0, "active": 1.0, "experimental": 0.85, "deprecated": 0.6}
 MAX_EXCLUDED_LISTED = 20
 
 
@@ -100,51 +98,45 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
                         f"budget of {opts.budget}: no room is left for retrieved memories")
     remaining = max(0, opts.budget - baseline_tokens)
 
-    allowed = _candidate_docs(conn, opts)
-    ranked = rank(conn, task, allowed, expansion=bool(query_cfg["expansion"]),
-                  min_sim=float(query_cfg["expansion_min_similarity"]),
-                  weight=float(query_cfg["expansion_weight"]))
-    ranked = [r for r in ranked if r.relevance >= float(query_cfg["min_relevance"])]
-    by_doc = read.memories_by_doc(conn, [r.doc for r in ranked])
-    pw = float(query_cfg["priority_weight"])
-    entries = []
+    where, params = _candidate_filter(opts)
+    ranked = rank(conn, task, where, params, query_cfg)
+    retrieved_r, excluded_r = [], []
     for r in ranked:
-        m = by_doc[r.doc]
-        score = r.relevance * (1 - pw + pw * m.priority) * CONFIDENCE_FACTOR.get(m.confidence, 1)
-        entries.append(PackEntry(m, "retrieval", r.relevance, score))
-    entries.sort(key=lambda e: (-e.score, e.memory.path))
-
-    retrieved, excluded = [], []
-    for entry in entries:
-        if entry.memory.tokens <= remaining:
-            retrieved.append(entry)
-            remaining -= entry.memory.tokens
+        if r.tokens <= remaining:
+            retrieved_r.append(r)
+            remaining -= r.tokens
         else:
-            entry.reason = (f"needs {entry.memory.tokens} tokens, {remaining} left in the budget")
-            excluded.append(entry)
-    if not entries and task.strip():
+            excluded_r.append(r)
+    listed = excluded_r[:MAX_EXCLUDED_LISTED]
+    by_doc = read.memories_by_doc(conn, [r.doc for r in retrieved_r + listed])
+    retrieved = [PackEntry(by_doc[r.doc], "retrieval", r.relevance, r.score)
+                 for r in retrieved_r]
+    excluded = [PackEntry(by_doc[r.doc], "retrieval", r.relevance, r.score,
+                          reason=f"needs {r.tokens} tokens; not enough budget left")
+                for r in listed]
+    if not ranked:
         warnings.append("no memory matched the task: try other words, or check `dmm status`")
     return Pack(task=task, budget=opts.budget, baseline=baseline, retrieved=retrieved,
-                excluded=excluded[:MAX_EXCLUDED_LISTED], excluded_total=len(excluded),
-                candidates=len(entries), warnings=warnings)
+                excluded=excluded, excluded_total=len(excluded_r), candidates=len(ranked),
+                warnings=warnings)
 
 
-def _candidate_docs(conn: sqlite3.Connection, opts: PackOptions) -> set[int]:
-    where = ["scope != 'baseline'", "(expires IS NULL OR expires >= ?)"]
+def _candidate_filter(opts: PackOptions) -> tuple[str, list]:
+    """SQL condition (over memories as m) for the memories a query may retrieve."""
+    where = ["m.scope != 'baseline'", "(m.expires IS NULL OR m.expires >= ?)"]
     params: list = [opts.today.isoformat()]
     if not opts.include_deprecated:
-        where.append("status = 'active' AND confidence != 'deprecated'")
+        where.append("m.status = 'active' AND m.confidence != 'deprecated'")
     if opts.exclude_ephemeral:
-        where.append("scope != 'ephemeral'")
+        where.append("m.scope != 'ephemeral'")
     if opts.scopes:
-        where.append(f"scope IN ({','.join('?' * len(opts.scopes))})")
+        where.append(f"m.scope IN ({','.join('?' * len(opts.scopes))})")
         params += opts.scopes
     if opts.tags:
-        where.append("EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN "
+        where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value IN "
                      f"({','.join('?' * len(opts.tags))}))")
         params += opts.tags
-    sql = f"SELECT doc FROM memories WHERE {' AND '.join(where)}"
-    return {row[0] for row in conn.execute(sql, params)}
+    return " AND ".join(where), params
 
 
 def _store_warnings(conn: sqlite3.Connection) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from snowballstemmer.english_stemmer import EnglishStemmer
+import Stemmer  # PyStemmer: the Snowball stemmers in C, about 1 ms to import
 
 # Words that carry no topic. Kept short on purpose: "not", "no" and "never" stay out of this
 # list for other users (conflict cues) but are dropped here because retrieval ignores polarity.
@@ -30,7 +30,7 @@ STOPWORDS = frozenset(
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
-_STEMMER = EnglishStemmer()
+_STEMMER = Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=200_000)
