@@ -20,7 +20,10 @@ def _environment():
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined, autoescape=False)
+        undefined=jinja2.StrictUndefined, autoescape=False,
+        # Compiled templates are cached in a private folder of the system temp dir, so a
+        # command does not parse its template again on every run.
+        bytecode_cache=jinja2.FileSystemBytecodeCache())
     env.filters["strip_title"] = strip_title
     return env
 

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
 
 from dmm.memory import Memory, Problem
 
 IGNORED_NAMES = {".gitkeep", ".gitignore", ".DS_Store"}
 
 
-class FileStat(NamedTuple):
-    size: int
-    mtime_ns: int
+FileStat = tuple[int, int]  # (size, mtime_ns): plain tuples, cheap to build, compare and marshal
 
 
 def scan(memory_dir: Path) -> dict[str, FileStat]:
-    """Every file under ``memory_dir`` (relative posix path -> stat), hidden folders skipped."""
+    """Every file under ``memory_dir`` (relative posix path -> (size, mtime_ns)).
+
+    Hidden files and folders are skipped. This runs on every command, so it stays lean: one
+    scandir per folder and one lstat per file.
+    """
     found: dict[str, FileStat] = {}
     stack = [(memory_dir, "")]
     while stack:
@@ -42,9 +43,9 @@ def scan(memory_dir: Path) -> dict[str, FileStat]:
                         stack.append((Path(entry.path), rel + "/"))
                     else:
                         st = entry.stat(follow_symlinks=False)
-                        found[rel] = FileStat(st.st_size, st.st_mtime_ns)
+                        found[rel] = (st.st_size, st.st_mtime_ns)
                 except OSError:
-                    found[rel] = FileStat(-1, -1)
+                    found[rel] = (-1, -1)
     return found
 
 

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -48,7 +49,7 @@ class Workspace:
     @classmethod
     def find(cls, start: Path | None = None, require_init: bool = True) -> "Workspace":
         start = (start or Path.cwd()).resolve()
-        ws = cls(gitrepo.toplevel(start))
+        ws = cls(_work_tree_root(start) or gitrepo.toplevel(start))
         if require_init and not ws.memory_dir.is_dir():
             raise NotInitializedError(f"no dmm memory store in {ws.root}",
                                       hint="run `dmm init` to create .dmm/")
@@ -72,3 +73,17 @@ class Workspace:
         if not resolved.is_relative_to(memory_dir):
             raise InvalidInputError(f"{path} is outside {DMM_DIR}/memory/")
         return resolved.relative_to(memory_dir).as_posix()
+
+
+def _work_tree_root(start: Path) -> Path | None:
+    """The nearest folder holding .git (a folder, or a file in worktrees and submodules).
+
+    Saves starting a git process on every command. Returns None when git must decide: when
+    GIT_DIR or GIT_WORK_TREE redirect it, or when no .git is found (git then says why).
+    """
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return None
+    for folder in (start, *start.parents):
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+    return None

@@ -49,3 +49,17 @@ def progress_bar(label: str, min_items: int = 200) -> tuple[Callable[[int, int],
             state["bar"].__exit__(None, None, None)
 
     return progress, finish
+
+
+def table(rows: list[tuple], headers: tuple[str, ...]) -> str:
+    """A plain aligned text table (numbers right-aligned), for people reading a terminal."""
+    cells = [tuple(str(c) for c in headers)] + [tuple(str(c) for c in row) for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [all(isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
+
+    def line(row: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if num else c.ljust(w)
+                         for c, w, num in zip(row, widths, numeric)).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule] + [line(r) for r in cells[1:]])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dmm.cli.common import emit_json, json_option, workspace
+from dmm.cli.common import emit_json, json_option, table, workspace
 from dmm.memory.model import SCOPES
 
 MAX_PROBLEMS_SHOWN = 10
@@ -37,15 +37,13 @@ def command(ctx: click.Context, as_json: bool) -> int:
                    "warnings": len(problems) - len(errors),
                    "problems": [p.to_dict() for p in problems]})
         return 0
-    from tabulate import tabulate
-
     click.echo(f"dmm store: {ws.memory_dir}")
     click.echo(f"{counts['total']} memories in {report.files} files\n")
     rows = [(scope, counts["by_scope"].get(scope, 0)) for scope in SCOPES]
     rows += [(s, n) for s, n in counts["by_scope"].items() if s not in SCOPES]
-    click.echo(tabulate(rows, headers=["scope", "memories"]))
+    click.echo(table(rows, ("scope", "memories")))
     click.echo("")
-    click.echo(tabulate(sorted(counts["by_status"].items()), headers=["status", "memories"]))
+    click.echo(table(sorted(counts["by_status"].items()), ("status", "memories")))
     state = ("fresh" if report.was_fresh else
              f"updated now: {report.read} file(s) read, {report.removed} removed")
     click.echo(f"\ncache: {cache['path']} ({cache['bytes'] // 1024} KiB), {state}")

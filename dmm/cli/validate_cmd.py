@@ -27,13 +27,13 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
     conn, report = open_fresh(ws)
     try:
         problems = read.problems(conn)
-        total = conn.execute("SELECT count(*) FROM files").fetchone()[0]
     finally:
         conn.close()
     if wanted:
         problems = [p for p in problems if any(p.path == w or p.path.startswith(w.rstrip("/")
                                                                                 + "/")
                                                for w in wanted)]
+    total = report.files
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
     failed = errors > 0 or (strict and warnings > 0)

@@ -90,8 +90,7 @@ def _is_current(path: Path) -> bool:
     try:
         conn = _open(path)
         try:
-            ok = conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-            return ok and conn.execute("SELECT count(*) FROM meta").fetchone() is not None
+            return conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         finally:
             conn.close()
     except sqlite3.DatabaseError:

@@ -7,10 +7,10 @@ import json
 import sqlite3
 
 from dmm.memory import Memory, Problem
-from dmm.memory.validate import check_store
 
-COLUMNS = ("doc, path, id, title, body, tags, scope, priority, confidence, status, created, "
+COLUMNS = ("m.doc, path, id, title, body, tags, scope, priority, confidence, status, created, "
            "expires, supersedes, related, tokens")
+FROM = "memories m JOIN bodies b ON b.doc = m.doc"
 
 
 def to_memory(row: tuple) -> Memory:
@@ -24,7 +24,7 @@ def to_memory(row: tuple) -> Memory:
 
 
 def memories(conn: sqlite3.Connection, where: str = "", params: tuple = ()) -> list[Memory]:
-    sql = f"SELECT {COLUMNS} FROM memories {where} ORDER BY path"
+    sql = f"SELECT {COLUMNS} FROM {FROM} {where} ORDER BY path"
     return [to_memory(row) for row in conn.execute(sql, params)]
 
 
@@ -33,7 +33,7 @@ def memories_by_doc(conn: sqlite3.Connection, docs: list[int]) -> dict[int, Memo
     for start in range(0, len(docs), 500):
         chunk = docs[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        for row in conn.execute(f"SELECT {COLUMNS} FROM memories WHERE doc IN ({marks})", chunk):
+        for row in conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.doc IN ({marks})", chunk):
             out[row[0]] = to_memory(row)
     return out
 
@@ -50,6 +50,8 @@ def problems(conn: sqlite3.Connection) -> list[Problem]:
     dup_ids = [row[0] for row in conn.execute(
         "SELECT id FROM memories GROUP BY id HAVING count(*) > 1")]
     if dup_ids:
+        from dmm.memory.validate import check_store
+
         marks = ",".join("?" * len(dup_ids))
         found += check_store(memories(conn, f"WHERE id IN ({marks})", tuple(dup_ids)))
     return sorted(found, key=lambda p: (p.path, p.severity, p.field or ""))

@@ -8,6 +8,7 @@ concurrent dmm process either sees the old state or the new one, never a mixture
 from __future__ import annotations
 
 import json
+import marshal
 import sqlite3
 import time
 from collections import Counter
@@ -23,6 +24,12 @@ from dmm.workspace import Workspace
 
 # How much a term counts by where it appears: a word in the title says more than one in the body.
 FIELD_WEIGHTS = {"title": 3.0, "tags": 2.0, "path": 1.0, "body": 1.0}
+# BM25 parameters. Length is normalised against a fixed pivot (the weighted length of a typical
+# 300-800 token memory) instead of the store's average, so a memory's postings depend on that
+# memory alone: an incremental refresh and a full rebuild give identical scores.
+K1 = 1.2
+B = 0.75
+PIVOT_LENGTH = 250.0
 # Files modified this recently may change again within the same mtime tick: re-read next time.
 RACY_NS = 2_000_000_000
 
@@ -71,32 +78,32 @@ def rebuild(ws: Workspace, progress: Progress | None = None,
 def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None = None,
             ) -> RefreshReport:
     disk = store.scan(ws.memory_dir)
-    changed, removed = _diff(conn, disk)
-    if not changed and not removed:
+    if _known_files(conn) == disk:
         return RefreshReport(files=len(disk), read=0, removed=0)
     with db.write_lock(ws.index_dir):
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have applied the same changes while we waited for the lock.
-            changed, removed = _diff(conn, disk)
+            known = _known_files(conn)
+            changed = sorted(p for p, st in disk.items() if known.get(p) != st)
+            removed = sorted(p for p in known if p not in disk)
             for path in removed:
                 _forget(conn, path)
             max_bytes = int(ws.config["store"]["max_file_bytes"])
-            now = time.time_ns()
+            recent = time.time_ns() - RACY_NS
+            snapshot = dict(disk)
             for done, path in enumerate(changed, 1):
                 _forget(conn, path)
                 memory, problems = store.read(ws.memory_dir, path, max_bytes)
-                size, mtime = disk[path]
-                racy = mtime > now - RACY_NS
-                conn.execute("INSERT INTO files(path, size, mtime_ns) VALUES (?, ?, ?)",
-                             (path, size, -1 if racy else mtime))
+                if disk[path][1] > recent:
+                    snapshot[path] = (disk[path][0], -1)
                 _insert_problems(conn, problems)
                 if memory is not None:
                     _insert_memory(conn, memory)
                 if progress:
                     progress(done, len(changed))
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('refreshed_at', ?)",
-                         (str(time.time()),))
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('files', ?)",
+                         (marshal.dumps(snapshot),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -127,12 +134,10 @@ def index_terms(memory: Memory) -> tuple[Counter, float]:
     return tf, length
 
 
-def _diff(conn: sqlite3.Connection, disk: dict[str, store.FileStat]) -> tuple[list[str], list[str]]:
-    known = {path: (size, mtime) for path, size, mtime in
-             conn.execute("SELECT path, size, mtime_ns FROM files")}
-    changed = sorted(p for p, st in disk.items() if known.get(p) != (st.size, st.mtime_ns))
-    removed = sorted(p for p in known if p not in disk)
-    return changed, removed
+def _known_files(conn: sqlite3.Connection) -> dict[str, store.FileStat]:
+    """The files the cache was built from, as store.scan returns them (one blob: fast)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
+    return marshal.loads(row[0]) if row else {}
 
 
 def _forget(conn: sqlite3.Connection, path: str) -> None:
@@ -140,8 +145,8 @@ def _forget(conn: sqlite3.Connection, path: str) -> None:
     if row:
         conn.execute("DELETE FROM postings WHERE doc = ?", (row[0],))
         conn.execute("DELETE FROM memories WHERE doc = ?", (row[0],))
+        conn.execute("DELETE FROM bodies WHERE doc = ?", (row[0],))
     conn.execute("DELETE FROM problems WHERE path = ?", (path,))
-    conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
 
 def _insert_problems(conn: sqlite3.Connection, problems: list[Problem]) -> None:
@@ -152,13 +157,15 @@ def _insert_problems(conn: sqlite3.Connection, problems: list[Problem]) -> None:
 def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
     tf, length = index_terms(m)
     cur = conn.execute(
-        "INSERT INTO memories(path, id, title, body, tags, scope, priority, confidence, status,"
+        "INSERT INTO memories(path, id, title, tags, scope, priority, confidence, status,"
         " created, expires, supersedes, related, tokens, length)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (m.path, m.id, m.title, m.body, json.dumps(m.tags), m.scope, m.priority, m.confidence,
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (m.path, m.id, m.title, json.dumps(m.tags), m.scope, m.priority, m.confidence,
          m.status, m.created.isoformat() if m.created else None,
          m.expires.isoformat() if m.expires else None, json.dumps(m.supersedes),
          json.dumps(m.related), m.tokens, length))
     doc = cur.lastrowid
-    conn.executemany("INSERT INTO postings(term, doc, tf) VALUES (?, ?, ?)",
-                     [(term, doc, weight) for term, weight in tf.items()])
+    conn.execute("INSERT INTO bodies(doc, body) VALUES (?, ?)", (doc, m.body))
+    norm = K1 * (1 - B + B * length / PIVOT_LENGTH)
+    conn.executemany("INSERT INTO postings(term, doc, weight) VALUES (?, ?, ?)",
+                     [(term, doc, f * (K1 + 1) / (f + norm)) for term, f in tf.items()])

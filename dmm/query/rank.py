@@ -15,20 +15,18 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass
+from typing import NamedTuple
 
+from dmm.index.refresh import K1
 from dmm.text.analyze import stem, words
 from dmm.text.lexicon import parse_neighbours
 
-K1 = 1.2
-B = 0.75
 MAX_NEIGHBOURS = 6  # per query word
 # How much each confidence level is trusted when two memories are otherwise equally relevant.
 CONFIDENCE_FACTOR = {"stable": 1.0, "active": 1.0, "experimental": 0.85, "deprecated": 0.6}
 
 
-@dataclass(frozen=True)
-class Ranked:
+class Ranked(NamedTuple):
     doc: int
     relevance: float
     score: float
@@ -64,7 +62,7 @@ def rank(conn: sqlite3.Connection, task: str, where: str, params: list, cfg: dic
     all_terms = sorted({t for _, terms in variants.values() for t in terms})
     if not all_terms:
         return []
-    n_docs, avg_len = conn.execute("SELECT count(*), avg(length) FROM memories").fetchone()
+    n_docs = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     marks = ",".join("?" * len(all_terms))
     df = dict(conn.execute(f"SELECT term, count(*) FROM postings WHERE term IN ({marks}) "
                            "GROUP BY term", all_terms))
@@ -82,24 +80,24 @@ def rank(conn: sqlite3.Connection, task: str, where: str, params: list, cfg: dic
     if not rows or norm <= 0:
         return []
     values = ",".join("(?, ?, ?)" for _ in rows)
+    if len(rows) == len({row[0] for row in rows}):
+        # One term per word: a plain sum (the common case without expansion) is cheaper.
+        hits = "SELECT p.doc AS doc, sum(q.w * p.weight) AS s FROM q JOIN postings p " \
+               "ON p.term = q.term GROUP BY p.doc"
+    else:
+        hits = "SELECT doc, sum(s) AS s FROM (SELECT p.doc AS doc, max(q.w * p.weight) AS s " \
+               "FROM q JOIN postings p ON p.term = q.term GROUP BY p.doc, q.word) GROUP BY doc"
     pw = float(cfg["priority_weight"])
     conf = " ".join(f"WHEN '{name}' THEN {factor}" for name, factor in CONFIDENCE_FACTOR.items())
     sql = f"""
         WITH q(word, term, w) AS (VALUES {values}),
-        hits AS (
-            SELECT p.doc AS doc, q.word AS word,
-                   max(q.w * p.tf * {K1 + 1} / (p.tf + {K1} * ({1 - B} + {B} * m.length / ?)))
-                       AS s
-            FROM q JOIN postings p ON p.term = q.term JOIN memories m ON m.doc = p.doc
-            WHERE {where}
-            GROUP BY p.doc, q.word),
-        rel AS (SELECT doc, min(1.0, sum(s) / ?) AS relevance FROM hits GROUP BY doc)
+        rel AS (SELECT doc, min(1.0, s / ?) AS relevance FROM ({hits}) WHERE s >= ? * ?)
         SELECT rel.doc, relevance,
                relevance * (1 - ? + ? * m.priority) * (CASE m.confidence {conf} ELSE 1 END),
                m.tokens
         FROM rel JOIN memories m ON m.doc = rel.doc
-        WHERE relevance >= ?
+        WHERE {where}
         ORDER BY 3 DESC, m.path"""
-    args = [v for row in rows for v in row] + [avg_len or 1.0, *params, norm, pw, pw,
-                                               float(cfg["min_relevance"])]
-    return [Ranked(*row) for row in conn.execute(sql, args)]
+    args = [v for row in rows for v in row] + [norm, float(cfg["min_relevance"]), norm, pw, pw,
+                                               *params]
+    return list(map(Ranked._make, conn.execute(sql, args)))

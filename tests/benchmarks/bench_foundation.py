@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generate import generate  # noqa: E402
 
-DMM = [sys.executable, "-m", "dmm"]
+# The console script a user runs, from the same environment as this interpreter.
+DMM = [str(Path(sys.executable).parent / "dmm")]
 QUERIES = ["how do we retry failed payment jobs", "which timeout applies to outbound requests",
            "may I deploy on friday", "where do secrets for the api live",
            "what is the rate limit for tenants"]
@@ -86,6 +87,12 @@ def bench(size: int, runs: int) -> dict:
 
 
 def main() -> None:
+    # An installed wheel ships byte-compiled modules; an editable checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 would otherwise compile every module on every command.
+    import compileall
+    import dmm
+
+    compileall.compile_dir(Path(dmm.__file__).parent, quiet=1)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--runs", type=int, default=10)
