@@ -36,10 +36,12 @@ def _piece_cost(piece: str) -> float:
             rest = len(letters) - cjk
             return cjk * 1.2 + (0 if rest == 0 else 1 + rest / 3.5)
         n = len(letters)
+        # Past 20 letters (identifiers, repeated letters) each letter costs about 0.12 again.
+        long = max(0, n - 20)
         if head.isalpha():  # no leading space: line starts, after quotes; BPE knows fewer
-            return 1 + max(0, n - 5) * 0.16 + max(0, n - 12) * 0.3
+            return 1 + max(0, n - 5) * 0.16 + max(0, n - 12) * 0.3 - long * 0.34
         lead = 0.0 if head == " " else 0.3  # "(word" usually merges, sometimes not
-        return lead + 1 + max(0, n - 6) * 0.09 + max(0, n - 13) * 0.3
+        return lead + 1 + max(0, n - 6) * 0.09 + max(0, n - 13) * 0.3 - long * 0.27
     if head.isdigit() or piece.isspace():
         return 1.0
     return 1 + max(0, len(piece.strip(" ")) - 3) * 0.2

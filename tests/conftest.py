@@ -1,0 +1,83 @@
+"""Shared fixtures: real temporary git repositories with dmm initialised, and helpers that
+write memory files and run the real `dmm` command line in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dmm.scaffold import init
+from dmm.workspace import Workspace
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def memory_text(mem_id: str, title: str, body: str = "", *, scope: str = "project",
+                tags: str = "[testing]", priority: float = 0.5, confidence: str = "active",
+                status: str = "active", extra: str = "") -> str:
+    body = body or f"{title}. This memory exists for a test and says why it matters."
+    return (f"---\nid: {mem_id}\ntags: {tags}\nscope: {scope}\npriority: {priority}\n"
+            f"confidence: {confidence}\nstatus: {status}\n{extra}---\n\n# {title}\n\n"
+            f"{textwrap.dedent(body).strip()}\n")
+
+
+class Repo:
+    """A temporary git repository with .dmm/ initialised (no starter memory)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.memory = root / ".dmm" / "memory"
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        path = self.memory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    def add(self, rel: str, mem_id: str, title: str, body: str = "", **kw) -> Path:
+        return self.write(rel, memory_text(mem_id, title, body, **kw))
+
+    def dmm(self, *args: str, cwd: Path | None = None, input: str | None = None,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+        return run_dmm(*args, cwd=cwd or self.root, input=input, env=env)
+
+    @property
+    def ws(self) -> Workspace:
+        return Workspace(self.root)
+
+
+def run_dmm(*args: str, cwd: Path, input: str | None = None,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("DMM_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "dmm", *args], cwd=cwd, capture_output=True,
+                          text=True, input=input, env=full_env)
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Test User")
+    git(root, "config", "user.email", "test@example.com")
+    return root
+
+
+@pytest.fixture
+def repo(git_repo: Path) -> Repo:
+    ws = Workspace(git_repo)
+    init(ws)
+    (ws.memory_dir / "baseline" / "dmm_usage.md").unlink()
+    return Repo(git_repo)
