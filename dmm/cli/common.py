@@ -16,7 +16,10 @@ json_option = click.option("--json", "as_json", is_flag=True,
 
 def workspace(ctx: click.Context, require_init: bool = True) -> Workspace:
     repo = (ctx.find_root().obj or {}).get("repo")
-    return Workspace.find(repo, require_init=require_init)
+    ws = Workspace.find(repo, require_init=require_init)
+    if require_init:
+        ws.config  # noqa: B018 - a broken config.toml is reported by every command, up front
+    return ws
 
 
 def emit_json(data: Any) -> None:
