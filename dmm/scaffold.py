@@ -7,12 +7,12 @@ when it does not exist yet, so running init again changes nothing.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dmm import config as config_mod
+from dmm.fsutil import write_new
+from dmm.index.db import INDEX_GITIGNORE
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
 from dmm.render import render
 from dmm.workspace import Workspace
@@ -39,8 +39,7 @@ def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
     folders = [ws.memory_dir / name for name in (*SCOPES, DEPRECATED_DIR)] + [ws.conflicts_dir]
     for folder in folders:
         _write(ws, folder / ".gitkeep", "", result)
-    _write(ws, ws.index_dir / ".gitignore",
-           "# dmm cache: rebuilt on demand, never committed\n*\n", result)
+    _write(ws, ws.index_dir / ".gitignore", INDEX_GITIGNORE, result)
     _write(ws, ws.config_path, render("config.toml.j2", c=defaults), result)
     _write(ws, ws.dmm_dir / "BOOT.md",
            render("boot.md.j2", budget=budget, min_tokens=defaults["quality"]["min_tokens"],
@@ -55,18 +54,7 @@ def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
 
 def _write(ws: Workspace, path: Path, text: str, result: InitResult) -> None:
     rel = path.relative_to(ws.root).as_posix()
-    if path.exists():
+    if not path.exists() and write_new(path, text):
+        result.created.append(rel)
+    else:
         result.existing.append(rel)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dmm-tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.link(tmp, path)  # fails if the file appeared meanwhile: never overwrite
-    except FileExistsError:
-        result.existing.append(rel)
-        return
-    finally:
-        os.unlink(tmp)
-    result.created.append(rel)

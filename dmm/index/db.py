@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Iterator
 
 from dmm.errors import BusyError
+from dmm.fsutil import write_new
 from dmm.index.schema import DDL, SCHEMA_VERSION
 from dmm.text.lexicon import read_lexicon
 
 DB_NAME = "cache.sqlite3"
+INDEX_GITIGNORE = "# dmm cache: rebuilt on demand, never committed\n*\n"
 BUSY_TIMEOUT_S = 30.0
 
 
@@ -101,5 +103,4 @@ def _ensure_gitignore(index_dir: Path) -> None:
     """The cache is never committed: .dmm/index/ ignores itself."""
     ignore = index_dir / ".gitignore"
     if not ignore.exists():
-        index_dir.mkdir(parents=True, exist_ok=True)
-        ignore.write_text("# dmm cache: rebuilt on demand, never committed\n*\n", encoding="utf-8")
+        write_new(ignore, INDEX_GITIGNORE)

@@ -1,0 +1,30 @@
+"""Atomic file writes under .dmm/: a reader never sees half a file, and nothing is overwritten
+unless the caller says so."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_new(path: Path, text: str) -> bool:
+    """Create ``path`` with ``text`` atomically; return False (and write nothing) if it exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dmm-tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
+        os.link(tmp, path)  # atomic, and fails if the file appeared meanwhile
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
