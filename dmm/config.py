@@ -29,6 +29,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "min_tokens": 300,
         "max_tokens": 800,
     },
+    "review": {
+        "duplicate_threshold": 0.92,  # similarity at which a proposal is rejected as duplicate
+        "similar_threshold": 0.85,  # similarity at which the reviewer warns
+        "defer_below_confidence": 0.6,  # less sure than this: a person decides
+    },
+    "usage": {
+        "enabled": True,  # log each `dmm query` in .dmm/index/usage.sqlite3
+    },
 }
 
 

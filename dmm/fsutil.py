@@ -3,9 +3,12 @@ unless the caller says so."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 
 def _umask() -> int:
@@ -28,3 +31,15 @@ def write_new(path: Path, text: str) -> bool:
         return False
     finally:
         os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive flock on ``path`` (created if needed) for the duration of the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

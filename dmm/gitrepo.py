@@ -1,26 +1,39 @@
 """The only module that talks to git: it runs git as a subprocess and returns plain values.
 
-The foundation needs little from git (where the repository is); proposals, hooks and the audit
-log add their plumbing here so that every git call has one home.
+Everything that writes uses plumbing with a private temporary index (GIT_INDEX_FILE), so the
+user's index and working tree are never touched, except `sync_worktree`, which moves exactly the
+paths a dmm merge changed (``git read-tree -m -u OLD NEW``), the way a fast-forward would.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from dmm.errors import GitError, NotARepositoryError
+from dmm.errors import DmmError, GitError, InvalidInputError, NotARepositoryError
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ZERO = "0" * 40
+TRAILER = re.compile(r"^(Dmm-[A-Za-z-]+):[ \t]*(.*)$", re.M)
 
 
-def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+def run(args: list[str], cwd: Path, check: bool = True, env: dict | None = None,
+        input: str | bytes | None = None) -> subprocess.CompletedProcess:
     """Run ``git args`` in ``cwd``; raise GitError with git's own message when it fails."""
+    text = not isinstance(input, bytes)
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=text,
+                              input=input, env={**os.environ, **env} if env else None,
+                              stdin=None if input is not None else subprocess.DEVNULL)
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc
     if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
+        err = proc.stderr if text else proc.stderr.decode("utf-8", "replace")
+        raise GitError(f"git {' '.join(args[:3])} failed: {err.strip()}")
     return proc
 
 
@@ -38,3 +51,193 @@ def toplevel(start: Path) -> Path:
                      "or point dmm at one with -C PATH")
         raise NotARepositoryError(f"cannot use the repository at {start}: {msg}")
     return Path(proc.stdout.strip())
+
+
+def trailers(message: str) -> dict[str, str]:
+    """The ``Dmm-*`` trailers of a commit message (last value wins)."""
+    return {k: v.strip() for k, v in TRAILER.findall(message)}
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    email: str
+    date: str  # ISO 8601
+    message: str
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    @property
+    def trailers(self) -> dict[str, str]:
+        return trailers(self.message)
+
+
+class Git:
+    """Git operations on one repository (``root`` is its work tree)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def run(self, *args: str, **kw) -> subprocess.CompletedProcess:
+        return run(list(args), self.root, **kw)
+
+    def out(self, *args: str, **kw) -> str:
+        return self.run(*args, **kw).stdout.strip()
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def rev_parse(self, rev: str) -> str | None:
+        proc = self.run("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False)
+        return proc.stdout.strip() or None
+
+    def current_branch(self) -> str | None:
+        """``refs/heads/NAME`` of the checked-out branch, None on a detached HEAD."""
+        proc = self.run("symbolic-ref", "-q", "HEAD", check=False)
+        return proc.stdout.strip() or None
+
+    def git_path(self, name: str) -> Path:
+        path = Path(self.out("rev-parse", "--git-path", name))
+        return path if path.is_absolute() else self.root / path
+
+    def common_dir(self) -> Path:
+        path = Path(self.out("rev-parse", "--git-common-dir"))
+        return path if path.is_absolute() else self.root / path
+
+    def operation_in_progress(self) -> str | None:
+        for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"),
+                           ("rebase-apply", "a rebase or am"),
+                           ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
+            if self.git_path(name).exists():
+                return what
+        return None
+
+    def require_identity(self) -> None:
+        proc = self.run("var", "GIT_COMMITTER_IDENT", check=False)
+        if proc.returncode != 0:
+            raise DmmError("git does not know who you are, so dmm cannot record the decision",
+                           hint='run git config user.name "Your Name" and git config '
+                                'user.email you@example.com, or set GIT_AUTHOR_NAME, '
+                                'GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL')
+
+    def user_name(self) -> str:
+        ident = self.run("var", "GIT_AUTHOR_IDENT", check=False).stdout
+        return ident.rsplit("<", 1)[0].strip() or "unknown"
+
+    def show_blob(self, rev: str, path: str) -> bytes | None:
+        proc = self.run("cat-file", "blob", f"{rev}:{path}", check=False, input=b"")
+        return proc.stdout if proc.returncode == 0 else None
+
+    def path_exists(self, rev: str, path: str) -> bool:
+        return self.run("cat-file", "-e", f"{rev}:{path}", check=False).returncode == 0
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        """{refname: sha} of refs under ``prefix``."""
+        lines = self.out("for-each-ref", "--format=%(refname) %(objectname)", prefix)
+        return dict(line.split(" ", 1) for line in lines.splitlines() if line)
+
+    def commits(self, *args: str) -> list[Commit]:
+        """Parse ``git log`` output for ``args`` (revisions, options, -- paths)."""
+        fmt = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e"
+        proc = self.run("log", f"--format={fmt}", *args, check=False)
+        if proc.returncode != 0:
+            return []
+        out = []
+        for record in proc.stdout.split("\x1e"):
+            record = record.strip("\n")
+            if not record:
+                continue
+            sha, parents, author, email, date, message = record.split("\x1f", 5)
+            out.append(Commit(sha, tuple(parents.split()), author, email, date, message.strip()))
+        return out
+
+    def changed_paths(self, old: str, new: str) -> list[str]:
+        out = self.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new).stdout
+        return [p for p in out.split("\0") if p]
+
+    def diff(self, old: str, new: str) -> str:
+        return self.run("diff", "--find-renames", old, new).stdout
+
+    # --- writing objects (never the user's index) ---------------------------------------------
+
+    def hash_blob(self, data: bytes) -> str:
+        return self.run("hash-object", "-w", "--stdin", input=data).stdout.decode().strip()
+
+    def tree_with(self, base: str, changes: dict[str, str | None]) -> str:
+        """The tree of ``base`` with ``changes`` applied ({path: blob sha, or None to delete}).
+
+        Uses a private temporary index, so nothing the user staged is affected.
+        """
+        fd, index = tempfile.mkstemp(prefix="dmm-index-")
+        os.close(fd)
+        os.unlink(index)  # git wants to create it; the unique name is what we needed
+        env = {"GIT_INDEX_FILE": index}
+        try:
+            self.run("read-tree", base, env=env)
+            info = "".join(
+                f"0 {ZERO}\t{path}\n" if sha is None else f"100644 {sha}\t{path}\n"
+                for path, sha in changes.items())
+            self.run("update-index", "--index-info", env=env, input=info)
+            return self.out("write-tree", env=env)
+        finally:
+            Path(index).unlink(missing_ok=True)
+
+    def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        if self.run("config", "--bool", "commit.gpgSign", check=False).stdout.strip() == "true":
+            args.append("-S")  # commit-tree ignores commit.gpgSign by itself
+        return self.out(*args, input=message)
+
+    def merge_tree(self, ours: str, theirs: str) -> tuple[str | None, list[str]]:
+        """(tree, []) for a clean merge, (None, conflicted paths) otherwise."""
+        proc = self.run("merge-tree", "--write-tree", "-z", "--name-only", ours, theirs,
+                        check=False)
+        if proc.returncode == 0:
+            return proc.stdout.split("\0")[0], []
+        if proc.returncode == 1:
+            parts = proc.stdout.split("\0")
+            paths = []
+            for part in parts[1:]:
+                if not part:
+                    break  # the list of conflicted files ends with an empty entry
+                paths.append(part)
+            return None, sorted(set(paths))
+        raise GitError(f"git merge-tree failed: {proc.stderr.strip()}")
+
+    def update_refs(self, updates: list[tuple[str, str | None, str | None]]) -> bool:
+        """One atomic transaction of (ref, new or None to delete, expected old or None to
+        create). Returns False when a ref did not have its expected value."""
+        lines = ["start"]
+        for ref, new, old in updates:
+            if new is None:
+                lines.append(f"delete {ref} {old or ''}".rstrip())
+            else:
+                lines.append(f"update {ref} {new} {old or ZERO}")
+        lines += ["prepare", "commit"]
+        proc = self.run("update-ref", "--stdin", input="\n".join(lines) + "\n", check=False)
+        if proc.returncode == 0:
+            return True
+        if "but expected" in proc.stderr or "reference already exists" in proc.stderr \
+                or "unable to resolve reference" in proc.stderr or "cannot lock ref" in proc.stderr:
+            return False
+        raise GitError(f"git update-ref failed: {proc.stderr.strip()}")
+
+    # --- the user's work tree -----------------------------------------------------------------
+
+    def check_sync(self, old: str, new: str) -> None:
+        """Refuse when moving the work tree from ``old`` to ``new`` would touch local edits."""
+        proc = self.run("read-tree", "-m", "-n", "-u", old, new, check=False)
+        if proc.returncode != 0:
+            raise InvalidInputError(
+                "a local change is in the way of the memory files this decision changes: "
+                + proc.stderr.strip().replace("\n", " "),
+                hint="commit or stash your changes to those .dmm/ files, then try again")
+
+    def sync_worktree(self, old: str, new: str) -> None:
+        """Bring index and work tree from ``old`` to ``new`` for the paths that differ."""
+        self.run("read-tree", "-m", "-u", old, new)

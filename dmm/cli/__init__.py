@@ -25,6 +25,11 @@ COMMANDS = {
     "validate": "dmm.cli.validate_cmd",
     "status": "dmm.cli.status_cmd",
     "reindex": "dmm.cli.reindex_cmd",
+    "write": "dmm.cli.write_cmd",
+    "review": "dmm.cli.review_cmd",
+    "log": "dmm.cli.log_cmd",
+    "history": "dmm.cli.history_cmd",
+    "usage": "dmm.cli.usage_cmd",
 }
 INTERNAL_ERROR = 70
 

@@ -39,8 +39,12 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
       dmm query "add pagination to the orders endpoint" --budget 1200
       dmm query "how do we release?" --scope project --json
     """
+    import time
+
     from dmm.index.refresh import open_fresh
     from dmm.query.pack import PackOptions, build_pack
+
+    started = time.perf_counter()
 
     if task == "-":
         task = sys.stdin.read()
@@ -56,6 +60,8 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
         pack = build_pack(conn, task.strip(), opts, query_cfg)
     finally:
         conn.close()
+    if ws.config["usage"]["enabled"]:
+        _log_usage(ws, pack, int((time.perf_counter() - started) * 1000))
     if as_json:
         emit_json(pack.to_dict())
     else:
@@ -63,3 +69,15 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
 
         click.echo(render("pack.md.j2", pack=pack, stats=pack.stats()), nl=False)
     return 0
+
+
+def _log_usage(ws, pack, duration_ms: int) -> None:
+    """Telemetry must never cost the agent its Memory Pack: failures are only reported."""
+    import sqlite3
+
+    from dmm.usage.log import log_query
+
+    try:
+        log_query(ws.index_dir, pack, duration_ms)
+    except (sqlite3.Error, OSError) as exc:
+        click.echo(f"warning: usage not logged: {exc}", err=True)

@@ -8,14 +8,12 @@ locking (busy timeout). A broken cache is never fatal: it is deleted and rebuilt
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 from pathlib import Path
-from typing import Iterator
 
 from dmm.errors import BusyError
-from dmm.fsutil import write_new
+from dmm.fsutil import file_lock, write_new
 from dmm.index.schema import DDL, SCHEMA_VERSION
 from dmm.text.lexicon import read_lexicon
 
@@ -24,16 +22,9 @@ INDEX_GITIGNORE = "# dmm cache: rebuilt on demand, never committed\n*\n"
 BUSY_TIMEOUT_S = 30.0
 
 
-@contextlib.contextmanager
-def write_lock(index_dir: Path) -> Iterator[None]:
+def write_lock(index_dir: Path) -> contextlib.AbstractContextManager:
     """Exclusive lock for anything that writes the cache (held by one process at a time)."""
-    index_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(index_dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
+    return file_lock(index_dir / "lock")
 
 
 def connect(index_dir: Path) -> sqlite3.Connection:

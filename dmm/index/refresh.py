@@ -154,8 +154,15 @@ def _insert_problems(conn: sqlite3.Connection, problems: list[Problem]) -> None:
                      [(p.path, p.field, p.severity, p.message) for p in problems])
 
 
+def posting_weights(memory: Memory) -> tuple[dict[str, float], float]:
+    """BM25 term weights (without idf) of a memory, as stored in postings, and its length."""
+    tf, length = index_terms(memory)
+    norm = K1 * (1 - B + B * length / PIVOT_LENGTH)
+    return {term: f * (K1 + 1) / (f + norm) for term, f in tf.items()}, length
+
+
 def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
-    tf, length = index_terms(m)
+    weights, length = posting_weights(m)
     cur = conn.execute(
         "INSERT INTO memories(path, id, title, tags, scope, priority, confidence, status,"
         " created, expires, supersedes, related, tokens, length)"
@@ -166,6 +173,5 @@ def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
          json.dumps(m.related), m.tokens, length))
     doc = cur.lastrowid
     conn.execute("INSERT INTO bodies(doc, body) VALUES (?, ?)", (doc, m.body))
-    norm = K1 * (1 - B + B * length / PIVOT_LENGTH)
     conn.executemany("INSERT INTO postings(term, doc, weight) VALUES (?, ?, ?)",
-                     [(term, doc, f * (K1 + 1) / (f + norm)) for term, f in tf.items()])
+                     [(term, doc, w) for term, w in weights.items()])

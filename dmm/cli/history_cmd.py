@@ -1,0 +1,46 @@
+"""`dmm history`."""
+
+from __future__ import annotations
+
+import click
+
+from dmm.cli.common import emit_json, json_option, workspace
+from dmm.errors import NotFoundError
+
+
+@click.command("history")
+@click.argument("memory")
+@json_option
+@click.pass_context
+def command(ctx, memory, as_json) -> int:
+    """One memory's whole life: every commit that changed it, following moves (promotions,
+    deprecations), with the proposal and decision behind each change. MEMORY is an id or a
+    path."""
+    from dmm.audit import history
+    from dmm.gitrepo import Git
+    from dmm.index import read
+    from dmm.index.refresh import open_fresh
+
+    ws = workspace(ctx)
+    git = Git(ws.root)
+    path = memory
+    if "/" in memory or memory.endswith(".md"):
+        path = ws.memory_relpath(memory)
+    else:
+        conn, _ = open_fresh(ws)
+        try:
+            found = read.find(conn, memory)
+        finally:
+            conn.close()
+        if not found:
+            raise NotFoundError(f"no memory with id {memory} in the working tree",
+                                hint="give the path of a removed memory instead")
+        path = found[0].path
+    events = history(git, path)
+    if as_json:
+        emit_json({"path": path, "history": [e.to_dict() for e in events]})
+        return 0
+    for e in events:
+        decided = f" [{e.decision}]" if e.decision else ""
+        click.echo(f"{e.commit[:12]} {e.date[:19]} {e.who:<16} {e.path}  {e.subject}{decided}")
+    return 0

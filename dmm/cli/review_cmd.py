@@ -1,0 +1,233 @@
+"""`dmm review list|show|process|approve|reject|defer|withdraw|stats`."""
+
+from __future__ import annotations
+
+import click
+
+from dmm.cli.common import emit_json, json_option, message, table, workspace
+from dmm.errors import InvalidInputError
+
+
+@click.group("review")
+def command() -> None:
+    """Review proposed memory changes. The queue is the set of dmm/proposals/* branches.
+
+    \b
+    Examples:
+      dmm review list
+      dmm review show prop_20260111_143052_a1b2      (with the diff)
+      dmm review process --all                        (automated checks, then decide)
+      dmm review approve prop_20260111_143052_a1b2    (a person's decision)
+    """
+
+
+@command.command("list")
+@click.option("--status", type=click.Choice(["pending", "deferred", "all"]), default="all",
+              show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@json_option
+@click.pass_context
+def list_cmd(ctx, status, limit, as_json) -> int:
+    """List open proposals, oldest first."""
+    from dmm.gitrepo import Git
+    from dmm.proposals.queue import open_proposals
+
+    ws = workspace(ctx)
+    props = [p for p in open_proposals(Git(ws.root)) if status in ("all", p.status)]
+    shown = props[:limit]
+    if as_json:
+        emit_json({"proposals": [p.to_dict() for p in shown], "total": len(props)})
+    elif not props:
+        message("No open proposals.")
+    else:
+        click.echo(table([(p.proposal_id, p.type, p.new_path, p.status, p.proposed_by,
+                           p.proposed_at[:16]) for p in shown],
+                         ("id", "type", "path", "status", "by", "proposed")))
+    return 0
+
+
+@command.command("show")
+@click.argument("proposal_id")
+@json_option
+@click.pass_context
+def show_cmd(ctx, proposal_id, as_json) -> int:
+    """Show one proposal: who, why, and its diff."""
+    from dmm.errors import NotFoundError
+    from dmm.gitrepo import Git
+    from dmm.proposals.queue import decision_of, load
+
+    ws = workspace(ctx)
+    git = Git(ws.root)
+    proposal = load(git, proposal_id)
+    if proposal is None:
+        decided = decision_of(git, proposal_id)
+        if decided:
+            raise InvalidInputError(f"proposal {proposal_id} is already {decided}",
+                                    hint="`dmm log` shows its record")
+        raise NotFoundError(f"no open proposal {proposal_id}")
+    diff = git.diff(proposal.base, proposal.commit)
+    if as_json:
+        emit_json({**proposal.to_dict(), "diff": diff})
+    else:
+        click.echo(f"proposal {proposal.proposal_id} ({proposal.status})")
+        click.echo(f"type:     {proposal.type}")
+        click.echo(f"path:     {proposal.path}" + (f" -> {proposal.new_path}"
+                                                   if proposal.new_path != proposal.path else ""))
+        click.echo(f"memory:   {proposal.memory_id}")
+        click.echo(f"by:       {proposal.proposed_by} at {proposal.proposed_at}")
+        click.echo(f"branch:   dmm/proposals/{proposal.proposal_id} ({proposal.commit[:12]})")
+        click.echo(f"reason:   {proposal.reason}\n")
+        click.echo(diff, nl=False)
+    return 0
+
+
+def _print_result(result) -> None:
+    click.echo(f"{result.proposal_id}: {result.decision.upper()} "
+               f"(confidence {result.confidence:.2f})")
+    for issue in result.issues:
+        click.echo(f"  {issue}")
+    if result.reason:
+        click.echo(f"  reason: {result.reason}")
+    if result.committed:
+        click.echo(f"  recorded as {result.committed['commit'][:12]} on "
+                   f"{result.committed['branch']}")
+
+
+@command.command("process")
+@click.option("--id", "proposal_id", help="Process this proposal.")
+@click.option("--all", "all_", is_flag=True, help="Process every pending proposal.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many (with --all).")
+@json_option
+@click.pass_context
+def process_cmd(ctx, proposal_id, all_, limit, as_json) -> int:
+    """Run the automated checks on proposals and carry out each decision.
+
+    Approved and modified proposals are merged into the checked-out branch; rejected ones are
+    closed with a record on dmm/audit; deferred ones stay open for a person.
+    """
+    from dmm.gitrepo import Git
+    from dmm.proposals.queue import open_proposals
+    from dmm.proposals.review import process
+
+    if bool(proposal_id) == all_:
+        raise click.UsageError("give either --id ID or --all")
+    ws = workspace(ctx)
+    ids = [proposal_id] if proposal_id else [
+        p.proposal_id for p in open_proposals(Git(ws.root)) if p.status == "pending"]
+    ids = ids[:limit] if limit else ids
+    results = []
+    for pid in ids:
+        results.append(process(ws, pid))
+    if as_json:
+        emit_json(results[0].to_dict() if proposal_id else
+                  {"processed": len(results), "results": [r.to_dict() for r in results]})
+    else:
+        if not results:
+            message("No pending proposals.")
+        for result in results:
+            _print_result(result)
+    return 0
+
+
+@command.command("approve")
+@click.argument("proposal_id")
+@click.option("--bypass-reviewer", is_flag=True,
+              help="Approve even if the automated checks find errors (use sparingly).")
+@click.option("--reason", default="", help="Why you approve (kept in the merge commit).")
+@json_option
+@click.pass_context
+def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, as_json) -> int:
+    """Approve a proposal as a person: merge it into the checked-out branch."""
+    from dmm.gitrepo import Git
+    from dmm.proposals import decide
+    from dmm.proposals.review import after_approval, review
+
+    ws = workspace(ctx)
+    git = Git(ws.root)
+    notes: list[str] = []
+    if not bypass_reviewer:
+        result = review(ws, proposal_id)
+        errors = [i for i in result.issues if i.severity == "error"]
+        if errors:
+            raise InvalidInputError(
+                f"the checks found errors: {'; '.join(i.message for i in errors)}",
+                hint="reject it, or approve with --bypass-reviewer if you are sure")
+        notes = [str(i) for i in result.issues if i.severity != "info"]
+    done = decide.approve(ws, proposal_id, decision="approved", reviewer=git.user_name(),
+                          issues=notes, reason=reason)
+    after_approval(ws, done.changed_paths)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        message(f"{proposal_id} approved: merged into {done.branch} as {done.commit[:12]}")
+    return 0
+
+
+def _close(ctx, proposal_id: str, decision: str, reason: str, as_json: bool) -> int:
+    from dmm.gitrepo import Git
+    from dmm.proposals import decide
+
+    if not reason.strip():
+        raise InvalidInputError("--reason is required: say why")
+    ws = workspace(ctx)
+    done = decide.close(ws, proposal_id, decision=decision, reviewer=Git(ws.root).user_name(),
+                        reason=reason)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        message(f"{proposal_id} {decision}: recorded as {done.commit[:12]} on dmm/audit")
+    return 0
+
+
+@command.command("reject")
+@click.argument("proposal_id")
+@click.option("--reason", required=True, help="Why (the proposer reads this).")
+@json_option
+@click.pass_context
+def reject_cmd(ctx, proposal_id, reason, as_json) -> int:
+    """Reject a proposal: its branch is closed, a record stays on dmm/audit."""
+    return _close(ctx, proposal_id, "rejected", reason, as_json)
+
+
+@command.command("defer")
+@click.argument("proposal_id")
+@click.option("--reason", required=True, help="What needs deciding.")
+@json_option
+@click.pass_context
+def defer_cmd(ctx, proposal_id, reason, as_json) -> int:
+    """Defer a proposal to a person: recorded on dmm/audit, the branch stays open."""
+    return _close(ctx, proposal_id, "deferred", reason, as_json)
+
+
+@command.command("withdraw")
+@click.argument("proposal_id")
+@click.option("--reason", required=True, help="Why it is no longer wanted.")
+@json_option
+@click.pass_context
+def withdraw_cmd(ctx, proposal_id, reason, as_json) -> int:
+    """Withdraw your own proposal: closed like a rejection, recorded on dmm/audit."""
+    return _close(ctx, proposal_id, "withdrawn", reason, as_json)
+
+
+@command.command("stats")
+@json_option
+@click.pass_context
+def stats_cmd(ctx, as_json) -> int:
+    """Counts of open proposals and of past decisions."""
+    from dmm.audit import decision_counts
+    from dmm.gitrepo import Git
+    from dmm.proposals.queue import open_proposals
+
+    ws = workspace(ctx)
+    git = Git(ws.root)
+    props = open_proposals(git)
+    data = {"pending": sum(p.status == "pending" for p in props),
+            "deferred": sum(p.status == "deferred" for p in props),
+            "decisions": decision_counts(git)}
+    if as_json:
+        emit_json(data)
+    else:
+        click.echo(f"open: {data['pending']} pending, {data['deferred']} deferred")
+        click.echo("decided: " + (", ".join(f"{n} {d}" for d, n in sorted(
+            data["decisions"].items())) or "none yet"))
+    return 0

@@ -1,0 +1,126 @@
+"""`dmm usage show|top|stale|queries`."""
+
+from __future__ import annotations
+
+import click
+
+from dmm.cli.common import emit_json, json_option, message, table, workspace
+from dmm.errors import NotFoundError
+
+
+@click.group("usage")
+def command() -> None:
+    """Which memories queries return, and which they never do.
+
+    Every `dmm query` is logged in .dmm/index/usage.sqlite3: local telemetry, gitignored,
+    never committed (turn it off with [usage] enabled = false in .dmm/config.toml).
+
+    \b
+    Examples:
+      dmm usage top --limit 10
+      dmm usage stale --days 30       (candidates for deprecation)
+    """
+
+
+def _rows(stats: list[dict]) -> str:
+    return table([(s["path"], s["total_retrievals"], s["total_inclusions"],
+                   f"{s['avg_relevance_score']:.2f}", (s["last_retrieved_at"] or "never")[:16])
+                  for s in stats], ("path", "retrievals", "inclusions", "avg relevance", "last"))
+
+
+@command.command("show")
+@click.argument("memory_id")
+@json_option
+@click.pass_context
+def show_cmd(ctx, memory_id, as_json) -> int:
+    """Usage statistics of one memory."""
+    from dmm.usage.log import memory_stats
+
+    ws = workspace(ctx)
+    stats = memory_stats(ws.index_dir, memory_id)
+    if not stats:
+        raise NotFoundError(f"{memory_id} has not been returned by any query yet")
+    if as_json:
+        emit_json(stats[0])
+    else:
+        click.echo(_rows(stats))
+    return 0
+
+
+@command.command("top")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@json_option
+@click.pass_context
+def top_cmd(ctx, limit, as_json) -> int:
+    """The most retrieved memories (candidates for promotion)."""
+    from dmm.usage.log import memory_stats
+
+    ws = workspace(ctx)
+    stats = sorted(memory_stats(ws.index_dir),
+                   key=lambda s: (-s["total_retrievals"], s["path"]))[:limit]
+    if as_json:
+        emit_json({"memories": stats, "total": len(stats)})
+    elif stats:
+        click.echo(_rows(stats))
+    else:
+        message("No queries logged yet.")
+    return 0
+
+
+@command.command("stale")
+@click.option("--days", type=click.IntRange(min=0), default=30, show_default=True,
+              help="Not returned by any query in this many days (or never).")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@json_option
+@click.pass_context
+def stale_cmd(ctx, days, limit, as_json) -> int:
+    """Active memories no query has returned lately (candidates for deprecation)."""
+    from dmm.index.refresh import open_fresh
+    from dmm.usage.log import memory_stats
+
+    ws = workspace(ctx)
+    conn, _ = open_fresh(ws)
+    try:
+        active = conn.execute("SELECT id, path FROM memories WHERE status = 'active' AND "
+                              "scope != 'baseline' ORDER BY path").fetchall()
+    finally:
+        conn.close()
+    stats = {s["memory_id"]: s for s in memory_stats(ws.index_dir)}
+    stale = []
+    for mid, path in active:
+        s = stats.get(mid)
+        if s is None or s["days_since_last_retrieval"] >= days:
+            stale.append(s or {"memory_id": mid, "path": path, "total_retrievals": 0,
+                               "total_inclusions": 0, "inclusion_rate": 0.0,
+                               "avg_relevance_score": 0.0, "last_retrieved_at": None,
+                               "first_retrieved_at": None, "days_since_last_retrieval": None})
+    stale = stale[:limit]
+    if as_json:
+        emit_json({"memories": stale, "total": len(stale), "days": days})
+    elif stale:
+        click.echo(_rows(stale))
+    else:
+        message(f"Every active memory was returned by a query in the last {days} days.")
+    return 0
+
+
+@command.command("queries")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--after", help="Only queries after this time (ISO 8601, e.g. 2026-11-01).")
+@json_option
+@click.pass_context
+def queries_cmd(ctx, limit, after, as_json) -> int:
+    """The most recent queries."""
+    from dmm.usage.log import queries
+
+    ws = workspace(ctx)
+    rows = queries(ws.index_dir, limit, after)
+    if as_json:
+        emit_json({"queries": rows, "total": len(rows)})
+    elif rows:
+        click.echo(table([(r["timestamp"][:19], r["retrieved_count"], r["tokens_used"],
+                           r["duration_ms"], r["query_text"][:60]) for r in rows],
+                         ("when", "retrieved", "tokens", "ms", "query")))
+    else:
+        message("No queries logged yet.")
+    return 0

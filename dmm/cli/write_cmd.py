@@ -1,0 +1,140 @@
+"""`dmm write propose|update|deprecate|promote`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.errors import ExitCode, InvalidInputError
+from dmm.memory.model import SCOPES
+
+_path = click.option("--path", required=True,
+                     help="The memory file, relative to .dmm/memory/ (e.g. project/api/errors.md).")
+_reason = click.option("--reason", required=True, help="Why this change is needed (kept in git).")
+_by = click.option("--proposed-by", default="agent", show_default=True,
+                   help="Who proposes: agent, human or a name.")
+
+
+def _read_content(content: str | None, file: Path | None) -> str | None:
+    if content is not None and file is not None:
+        raise InvalidInputError("give the content with --content or --file, not both")
+    if file is not None:
+        try:
+            return file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInputError(f"cannot read {file}: {exc}") from exc
+    if content is None and not sys.stdin.isatty():
+        data = sys.stdin.read()
+        return data or None
+    return content
+
+
+def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
+    from dmm.index.refresh import open_fresh
+    from dmm.proposals.propose import propose
+
+    ws = workspace(ctx)
+    conn, _ = open_fresh(ws)
+    try:
+        result = propose(ws, conn, **kw)
+    finally:
+        conn.close()
+    if as_json:
+        emit_json(result.to_dict())
+    elif result.success:
+        click.echo(result.proposal_id)
+        message(f"Proposal created: {result.proposal_id} ({kw['type']} {kw['path']})")
+        for w in result.precheck_warnings:
+            message(f"  warning: {w}")
+        message(f"Review it: dmm review show {result.proposal_id} | "
+                f"dmm review process --id {result.proposal_id}")
+    else:
+        message("Precheck failed, nothing was proposed:")
+        for e in result.precheck_errors:
+            message(f"  error: {e}")
+        for w in result.precheck_warnings:
+            message(f"  warning: {w}")
+    return ExitCode.OK if result.success else ExitCode.INVALID_INPUT
+
+
+@click.group("write")
+def command() -> None:
+    """Propose a memory change. Every proposal becomes a git branch dmm/proposals/<id> that a
+    reviewer approves (merged into your branch) or closes; nothing is written straight into
+    the store, and your working tree and index are not touched.
+
+    \b
+    Examples:
+      dmm write propose --path project/api/errors.md --reason "agreed in review" --file new.md
+      dmm write deprecate --path project/old_rule.md --reason "replaced by the new rule"
+    """
+
+
+@command.command("propose")
+@_path
+@_reason
+@click.option("--type", "type_", type=click.Choice(["create", "update", "deprecate", "promote"]),
+              default="create", show_default=True, help="What kind of change.")
+@click.option("--content", help="The memory file's full text (else --file, else stdin).")
+@click.option("--file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Read the content from this file.")
+@click.option("--patch", help="For updates: a unified diff to apply to the current file.")
+@click.option("--new-scope", type=click.Choice(SCOPES), help="For promotions: the new scope.")
+@_by
+@json_option
+@click.pass_context
+def propose_cmd(ctx, path, reason, type_, content, file, patch, new_scope, proposed_by,
+                as_json) -> int:
+    """Propose a new memory (or any change with --type).
+
+    Missing id, scope, status and created fields are filled in; tags, priority and confidence
+    must be given in the frontmatter.
+    """
+    text = _read_content(content, file) if type_ in ("create", "update") and not patch else None
+    return _submit(ctx, as_json, type=type_, path=path, reason=reason, content=text,
+                   patch=patch, new_scope=new_scope, proposed_by=proposed_by)
+
+
+@command.command("update")
+@_path
+@_reason
+@click.option("--content", help="The new full text of the file (else --file, else stdin).")
+@click.option("--file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Read the new content from this file.")
+@click.option("--patch", help="A unified diff (diff -u, git diff) to apply instead.")
+@_by
+@json_option
+@click.pass_context
+def update_cmd(ctx, path, reason, content, file, patch, proposed_by, as_json) -> int:
+    """Propose new content for an existing memory."""
+    text = None if patch else _read_content(content, file)
+    return _submit(ctx, as_json, type="update", path=path, reason=reason, content=text,
+                   patch=patch, proposed_by=proposed_by)
+
+
+@command.command("deprecate")
+@_path
+@_reason
+@_by
+@json_option
+@click.pass_context
+def deprecate_cmd(ctx, path, reason, proposed_by, as_json) -> int:
+    """Propose retiring a memory: status deprecated, moved to deprecated/, history kept."""
+    return _submit(ctx, as_json, type="deprecate", path=path, reason=reason,
+                   proposed_by=proposed_by)
+
+
+@command.command("promote")
+@_path
+@click.option("--new-scope", required=True, type=click.Choice(SCOPES), help="The new scope.")
+@_reason
+@_by
+@json_option
+@click.pass_context
+def promote_cmd(ctx, path, new_scope, reason, proposed_by, as_json) -> int:
+    """Propose moving a memory to another scope (e.g. ephemeral -> project)."""
+    return _submit(ctx, as_json, type="promote", path=path, reason=reason,
+                   new_scope=new_scope, proposed_by=proposed_by)

@@ -1,0 +1,47 @@
+"""The reviewer's automated checks, one module each, all behind one interface.
+
+A check is a module with ``NAME`` and ``run(ctx) -> list[Issue]``; it may also define
+``fix(text) -> text`` for the issues it marks auto-fixable. ``CHECKS`` lists them in the order
+they run; an optional LLM check would join this list without touching the others.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from dmm.memory import Memory
+from dmm.proposals.model import Proposal
+
+
+@dataclass
+class Issue:
+    category: str  # the check's NAME
+    severity: str  # error | warning | info
+    message: str
+    suggestion: str | None = None
+    auto_fixable: bool = False
+
+    def to_dict(self) -> dict:
+        return {"category": self.category, "severity": self.severity, "message": self.message,
+                "suggestion": self.suggestion, "auto_fixable": self.auto_fixable}
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.category}: {self.message}"
+
+
+@dataclass
+class ReviewContext:
+    proposal: Proposal
+    old_text: str | None  # None for a create
+    new_text: str
+    memory: Memory | None  # new_text parsed (None when it does not parse)
+    conn: sqlite3.Connection  # a fresh cache of the store
+    config: dict
+    similar: list = field(default_factory=list)  # filled by the duplicate check
+
+
+def all_checks() -> list:
+    from dmm.proposals.checks import baseline, duplicate, quality, schema
+
+    return [schema, quality, duplicate, baseline]

@@ -1,0 +1,63 @@
+"""Quality check: size band, one concept, a real title, a rationale for rules (PRD 5.5).
+
+Whitespace and tag spelling are fixed automatically (the proposal is then "modified").
+"""
+
+from __future__ import annotations
+
+import re
+
+from dmm.memory.edit import set_field
+from dmm.memory.parse import split_frontmatter
+from dmm.memory.tokens import count_tokens
+from dmm.proposals.checks import Issue, ReviewContext
+
+NAME = "quality"
+MAX_HEADINGS = 5
+_CONSTRAINT = re.compile(r"\b(must|never|always|do not|don't|shall|required|forbidden|"
+                         r"not allowed)\b", re.I)
+_RATIONALE = re.compile(r"\b(because|why|rationale|reason|so that|since|otherwise|to avoid|"
+                        r"in order to|caused|trade-?off)\b", re.I)
+_PARTS = re.compile(r"\bpart\s+(1|2|one|two|i|ii)\b", re.I)
+
+
+def run(ctx: ReviewContext) -> list[Issue]:
+    if ctx.proposal.type == "deprecate" or ctx.memory is None:
+        return []
+    issues = []
+    m = ctx.memory
+    low, high = ctx.config["quality"]["min_tokens"], ctx.config["quality"]["max_tokens"]
+    tokens = count_tokens(m.body)
+    if tokens < low:
+        issues.append(Issue(NAME, "warning", f"{tokens} tokens: shorter than the {low}-{high} "
+                            "band; add the context and the reason someone will need"))
+    elif tokens > high:
+        issues.append(Issue(NAME, "warning", f"{tokens} tokens: longer than the {low}-{high} "
+                            "band; split it into memories of one concept each"))
+    headings = len(re.findall(r"^#{2,6} ", m.body, re.M))
+    if headings > MAX_HEADINGS or _PARTS.search(m.body):
+        issues.append(Issue(NAME, "warning", "looks like several concepts in one file "
+                            f"({headings} sub-headings)", suggestion="one memory per concept"))
+    if len(m.title.split()) < 3:
+        issues.append(Issue(NAME, "warning", f"title {m.title!r} is too short to say what the "
+                            "memory is about", suggestion="state the rule or fact as the title"))
+    if _CONSTRAINT.search(m.body) and not _RATIONALE.search(m.body):
+        issues.append(Issue(NAME, "warning", "a rule without a rationale: say why",
+                            suggestion="add a sentence starting with 'Why:' or 'because'"))
+    if fix(ctx.new_text) != ctx.new_text:
+        issues.append(Issue(NAME, "info", "trailing whitespace or tag spelling normalised",
+                            auto_fixable=True))
+    return issues
+
+
+def fix(text: str) -> str:
+    """Strip trailing whitespace, end with one newline, lower-case and de-duplicate tags."""
+    fixed = "\n".join(line.rstrip() for line in text.split("\n")).rstrip("\n") + "\n"
+    raw, _ = split_frontmatter(fixed)
+    m = re.search(r"^tags:[ \t]*\[(.*)\][ \t]*$", raw or "", re.M)
+    if m:
+        tags = [t.strip().strip("'\"") for t in m.group(1).split(",") if t.strip()]
+        clean = list(dict.fromkeys(t.lower().replace(" ", "-") for t in tags))
+        if clean != tags:
+            fixed = set_field(fixed, "tags", "[" + ", ".join(clean) + "]")
+    return fixed

@@ -1,0 +1,149 @@
+"""Decisions as git history: approve = a merge commit, close = a record on dmm/audit.
+
+Approval follows DESIGN.md's measured recipe: refuse on a detached HEAD or an operation in
+progress; ``git merge-tree --write-tree`` (never a tree with conflict markers); only paths under
+.dmm/ may change; a merge commit with trailers; a dry run of the work-tree update; one ref
+transaction that moves the branch (compare-and-swap) and deletes the proposal branch; then the
+changed paths are synced. An flock on <git-common-dir>/dmm.lock serialises dmm's own decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dmm.errors import DmmError, GitError, InvalidInputError, NotFoundError
+from dmm.fsutil import file_lock
+from dmm.gitrepo import EMPTY_TREE, Git
+from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
+from dmm.proposals.queue import decision_of, load
+from dmm.workspace import Workspace
+
+MAX_ATTEMPTS = 5
+
+
+class ConflictError(DmmError):
+    """The proposal no longer merges cleanly with the checked-out branch."""
+
+
+@dataclass
+class Decision:
+    proposal_id: str
+    decision: str  # approved | modified | rejected | deferred | withdrawn
+    commit: str
+    branch: str | None = None
+    changed_paths: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"proposal_id": self.proposal_id, "decision": self.decision,
+                "commit": self.commit, "branch": self.branch,
+                "changed_paths": self.changed_paths}
+
+
+def _message(subject: str, reason: str, trailer_pairs: list[tuple[str, str]]) -> str:
+    body = f"{subject}\n\n"
+    if reason.strip():
+        body += reason.strip() + "\n\n"
+    return body + "\n".join(f"{k}: {' '.join(str(v).split())}" for k, v in trailer_pairs) + "\n"
+
+
+def _missing(git: Git, proposal_id: str) -> DmmError:
+    decided = decision_of(git, proposal_id)
+    if decided:
+        return InvalidInputError(f"proposal {proposal_id} is already {decided}")
+    return NotFoundError(f"no open proposal {proposal_id}", hint="`dmm review list` shows them")
+
+
+def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
+            reviewer: str, confidence: float | None = None, issues: list[str] | None = None,
+            reason: str = "") -> Decision:
+    git = Git(ws.root)
+    git.require_identity()
+    with file_lock(git.common_dir() / "dmm.lock"):
+        proposal = load(git, proposal_id)
+        if proposal is None:
+            raise _missing(git, proposal_id)
+        branch = git.current_branch()
+        if branch is None:
+            raise InvalidInputError("HEAD is detached: check out the branch the memory change "
+                                    "should land on, then approve")
+        busy = git.operation_in_progress()
+        if busy:
+            raise InvalidInputError(f"{busy} is in progress: finish or abort it, then approve")
+        for _ in range(MAX_ATTEMPTS):
+            old = git.rev_parse("HEAD")
+            tree, conflicts = git.merge_tree(old, proposal.commit)
+            if tree is None:
+                raise ConflictError(
+                    f"proposal {proposal_id} conflicts with {branch.removeprefix('refs/heads/')} "
+                    f"in {', '.join(conflicts)}",
+                    hint="reject or withdraw it and propose again from the current state")
+            changed = git.changed_paths(old, tree)
+            outside = [p for p in changed if not p.startswith(".dmm/")]
+            if outside:
+                raise InvalidInputError(f"proposal {proposal_id} would change files outside "
+                                        f".dmm/: {', '.join(outside)}")
+            pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
+                     ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path)]
+            if proposal.new_path != proposal.path:
+                pairs.append(("Dmm-New-Path", proposal.new_path))
+            pairs += [("Dmm-Memory", proposal.memory_id), ("Dmm-Reviewer", reviewer)]
+            if confidence is not None:
+                pairs.append(("Dmm-Confidence", f"{confidence:.2f}"))
+            pairs += [("Dmm-Issue", issue) for issue in issues or []]
+            message = _message(f"dmm: {decision} {proposal.type} {proposal.path} "
+                               f"({proposal_id})", reason or proposal.reason, pairs)
+            new = git.commit_tree(tree, [old, proposal.commit], message)
+            git.check_sync(old, new)
+            if git.update_refs([(branch, new, old),
+                                (PROPOSAL_PREFIX + proposal_id, None, proposal.commit)]):
+                git.sync_worktree(old, new)
+                return Decision(proposal_id, decision, new, branch.removeprefix("refs/heads/"),
+                                changed)
+            if git.rev_parse(PROPOSAL_PREFIX + proposal_id) is None:
+                raise _missing(git, proposal_id)
+        raise GitError(f"the branch kept moving while approving {proposal_id}: try again")
+
+
+def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reason: str,
+          issues: list[str] | None = None) -> Decision:
+    """Record a rejection, deferral or withdrawal on dmm/audit (the branch stays if deferred)."""
+    if decision not in ("rejected", "deferred", "withdrawn"):
+        raise ValueError(decision)
+    git = Git(ws.root)
+    git.require_identity()
+    with file_lock(git.common_dir() / "dmm.lock"):
+        for _ in range(MAX_ATTEMPTS):
+            proposal = load(git, proposal_id)
+            if proposal is None:
+                raise _missing(git, proposal_id)
+            audit = git.rev_parse(AUDIT_REF)
+            pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
+                     ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path),
+                     ("Dmm-Memory", proposal.memory_id), ("Dmm-Reviewer", reviewer)]
+            pairs += [("Dmm-Issue", issue) for issue in issues or []]
+            message = _message(f"dmm: {decision} {proposal.type} {proposal.path} "
+                               f"({proposal_id})", reason, pairs)
+            parents = ([audit] if audit else []) + [proposal.commit]
+            record = git.commit_tree(EMPTY_TREE, parents, message)
+            updates = [(AUDIT_REF, record, audit)]
+            if decision != "deferred":
+                updates.append((PROPOSAL_PREFIX + proposal_id, None, proposal.commit))
+            if git.update_refs(updates):
+                return Decision(proposal_id, decision, record, "dmm/audit")
+        raise GitError(f"dmm/audit kept moving while recording {proposal_id}: try again")
+
+
+def amend(ws: Workspace, proposal_id: str, new_text: str, summary: str) -> str:
+    """Add the reviewer's fixes as a commit on the proposal branch; returns the new tip."""
+    git = Git(ws.root)
+    proposal = load(git, proposal_id)
+    if proposal is None:
+        raise _missing(git, proposal_id)
+    tree = git.tree_with(proposal.commit,
+                         {MEMORY_ROOT + proposal.new_path: git.hash_blob(new_text.encode())})
+    message = _message(f"dmm: reviewer fixes for {proposal.path}", summary,
+                       [("Dmm-Proposal", proposal_id), ("Dmm-Fix", "auto")])
+    tip = git.commit_tree(tree, [proposal.commit], message)
+    if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, tip, proposal.commit)]):
+        raise GitError(f"proposal {proposal_id} changed while fixing it: try again")
+    return tip

@@ -1,0 +1,64 @@
+"""Proposal records and the git names they live under."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass, field
+
+PROPOSAL_PREFIX = "refs/heads/dmm/proposals/"
+AUDIT_REF = "refs/heads/dmm/audit"
+MEMORY_ROOT = ".dmm/memory/"
+TYPES = ("create", "update", "deprecate", "promote")
+
+
+def new_proposal_id(now: dt.datetime | None = None) -> str:
+    now = now or dt.datetime.now(dt.timezone.utc)
+    return f"prop_{now:%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
+
+
+@dataclass
+class Proposal:
+    """An open proposal, read back from its branch."""
+
+    proposal_id: str
+    type: str
+    path: str  # relative to .dmm/memory/: the file the proposal is about
+    new_path: str  # where the file is afterwards (differs for deprecate and promote)
+    memory_id: str
+    reason: str
+    proposed_by: str
+    proposed_at: str
+    commit: str
+    base: str  # the commit the proposal was made from
+    status: str = "pending"  # pending | deferred
+
+    def to_dict(self) -> dict:
+        return {"proposal_id": self.proposal_id, "type": self.type, "path": self.path,
+                "new_path": self.new_path, "memory_id": self.memory_id, "reason": self.reason,
+                "proposed_by": self.proposed_by, "proposed_at": self.proposed_at,
+                "status": self.status, "branch": PROPOSAL_PREFIX.removeprefix("refs/heads/")
+                + self.proposal_id, "commit": self.commit, "base": self.base}
+
+
+@dataclass
+class ProposalResult:
+    """The answer to `dmm write ...` (PRD phase 2, ProposalResult)."""
+
+    success: bool
+    proposal_id: str | None
+    precheck_passed: bool
+    precheck_warnings: list[str] = field(default_factory=list)
+    precheck_errors: list[str] = field(default_factory=list)
+    message: str = ""
+    proposal: Proposal | None = None
+
+    def to_dict(self) -> dict:
+        out = {"success": self.success, "proposal_id": self.proposal_id,
+               "precheck_passed": self.precheck_passed,
+               "precheck_warnings": self.precheck_warnings,
+               "precheck_errors": self.precheck_errors, "message": self.message}
+        if self.proposal:
+            out.update({k: v for k, v in self.proposal.to_dict().items()
+                        if k not in ("proposal_id",)})
+        return out

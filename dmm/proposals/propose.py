@@ -1,0 +1,207 @@
+"""`dmm write`: check a proposed change, then record it as a commit on its own branch.
+
+Prechecks (PRD phase 2, 5.1) run first and report every problem at once. The proposal commit
+is made with plumbing from the checked-out branch's head: the user's index, working tree and
+other files are never touched.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from pathlib import Path, PurePosixPath
+
+from dmm.gitrepo import Git
+from dmm.memory.edit import PatchError, apply_patch, next_id, set_field
+from dmm.memory.model import DEPRECATED_DIR, SCOPES
+from dmm.memory.parse import parse_memory, split_frontmatter
+from dmm.memory.tokens import count_tokens
+from dmm.proposals.model import (MEMORY_ROOT, PROPOSAL_PREFIX, TYPES, Proposal,
+                                 ProposalResult, new_proposal_id)
+from dmm.proposals.queue import open_proposals
+from dmm.workspace import Workspace
+
+
+class _Checks:
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+
+
+def normalise_path(ws: Workspace, raw: str) -> tuple[str | None, str | None]:
+    """(path relative to .dmm/memory/, None) or (None, why it is refused)."""
+    text = raw.strip().replace("\\", "/")
+    if text.startswith(MEMORY_ROOT):
+        text = text[len(MEMORY_ROOT):]
+    pure = PurePosixPath(text)
+    if not text or pure.is_absolute() or ".." in pure.parts:
+        return None, f"path {raw!r} must be relative to .dmm/memory/ and must not contain '..'"
+    if pure.suffix != ".md":
+        return None, f"path {raw!r} must name a markdown file ending in .md"
+    memory_dir = ws.memory_dir.resolve()
+    if not (memory_dir / pure).resolve().is_relative_to(memory_dir):
+        return None, f"path {raw!r} leads outside .dmm/memory/ through a symbolic link"
+    return pure.as_posix(), None
+
+
+def propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,
+            content: str | None = None, patch: str | None = None, new_scope: str | None = None,
+            proposed_by: str = "agent", today: dt.date | None = None) -> ProposalResult:
+    today = today or dt.date.today()
+    git = Git(ws.root)
+    checks = _Checks()
+    if type not in TYPES:
+        checks.errors.append(f"type must be one of {', '.join(TYPES)}")
+    if not reason.strip():
+        checks.errors.append("a reason is required: say why this change is needed")
+    rel, why = normalise_path(ws, path)
+    if why:
+        checks.errors.append(why)
+    base = git.rev_parse("HEAD")
+    if base is None:
+        checks.errors.append("the repository has no commit yet: commit .dmm/ first")
+    if checks.errors:
+        return _refused(checks)
+
+    open_props = open_proposals(git)
+    for other in open_props:
+        if rel in (other.path, other.new_path):
+            checks.errors.append(f"proposal {other.proposal_id} is already open for {rel}: "
+                                 "decide it or withdraw it first")
+    current = git.show_blob(base, MEMORY_ROOT + rel)
+    current_text = current.decode("utf-8", "replace") if current is not None else None
+    new_rel, new_text = rel, None
+
+    if type == "create":
+        if current is not None or (ws.memory_dir / rel).exists():
+            checks.errors.append(f"{rel} already exists: use `dmm write update`")
+        if not content:
+            checks.errors.append("content is required: pass --content, --file or stdin")
+        else:
+            new_text = _complete(content, rel, today, conn, open_props, checks)
+    else:
+        if current_text is None:
+            checks.errors.append(f"{rel} does not exist in the last commit")
+        elif type == "update":
+            if patch:
+                try:
+                    new_text = apply_patch(current_text, patch)
+                except PatchError as exc:
+                    checks.errors.append(f"the patch does not apply to {rel}: {exc}")
+            elif content:
+                new_text = content
+            else:
+                checks.errors.append("an update needs new content (--content, --file, stdin) "
+                                     "or a unified diff (--patch)")
+            if new_text is not None and new_text == current_text:
+                checks.errors.append("the new content is identical to the current content")
+        elif type == "deprecate":
+            if rel.startswith(DEPRECATED_DIR + "/") or _field(current_text, "status") == "deprecated":
+                checks.errors.append(f"{rel} is already deprecated")
+            else:
+                new_rel = f"{DEPRECATED_DIR}/{rel}"
+                new_text = set_field(current_text, "status", "deprecated")
+        elif type == "promote":
+            folder = rel.split("/", 1)[0]
+            if new_scope not in SCOPES:
+                checks.errors.append(f"--new-scope must be one of {', '.join(SCOPES)}")
+            elif folder == new_scope:
+                checks.errors.append(f"{rel} is already in scope {new_scope}")
+            elif folder == DEPRECATED_DIR:
+                checks.errors.append("a deprecated memory cannot be promoted")
+            else:
+                new_rel = f"{new_scope}/{rel.split('/', 1)[1]}"
+                new_text = set_field(current_text, "scope", new_scope)
+        if new_rel != rel and (git.path_exists(base, MEMORY_ROOT + new_rel)
+                               or (ws.memory_dir / new_rel).exists()):
+            checks.errors.append(f"{new_rel} already exists")
+
+    memory_id = ""
+    if new_text is not None:
+        memory, problems = parse_memory(new_text, new_rel)
+        checks.errors += [f"{p.field or 'content'}: {p.message}" for p in problems
+                          if p.severity == "error"]
+        checks.warnings += [f"{p.field or 'content'}: {p.message}" for p in problems
+                            if p.severity == "warning"]
+        if memory is not None:
+            memory_id = memory.id
+            _check_id_unique(memory.id, rel, conn, open_props, checks)
+            quality = ws.config["quality"]
+            tokens = count_tokens(memory.body)
+            if type in ("create", "update") and not (
+                    quality["min_tokens"] <= tokens <= quality["max_tokens"]):
+                checks.warnings.append(f"the memory has {tokens} tokens; good memories have "
+                                       f"{quality['min_tokens']}-{quality['max_tokens']}")
+    if "baseline" in (rel.split("/", 1)[0], new_rel.split("/", 1)[0]):
+        checks.warnings.append("this changes a baseline memory: a person must approve it")
+    if checks.errors:
+        return _refused(checks)
+
+    proposal_id = new_proposal_id()
+    git.require_identity()
+    changes: dict[str, str | None] = {MEMORY_ROOT + new_rel: git.hash_blob(new_text.encode())}
+    if new_rel != rel:
+        changes[MEMORY_ROOT + rel] = None
+    tree = git.tree_with(base, changes)
+    trailer_lines = [f"Dmm-Proposal: {proposal_id}", f"Dmm-Type: {type}", f"Dmm-Path: {rel}"]
+    if new_rel != rel:
+        trailer_lines.append(f"Dmm-New-Path: {new_rel}")
+    trailer_lines += [f"Dmm-Memory: {memory_id}", f"Dmm-Proposed-By: {proposed_by}"]
+    message = f"dmm: propose {type} {rel}\n\n{reason.strip()}\n\n" + "\n".join(trailer_lines) + "\n"
+    commit = git.commit_tree(tree, [base], message)
+    if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, commit, None)]):
+        checks.errors.append("could not create the proposal branch (name taken): try again")
+        return _refused(checks)
+    proposal = Proposal(proposal_id, type, rel, new_rel, memory_id, reason.strip(), proposed_by,
+                        dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                        commit, base)
+    return ProposalResult(True, proposal_id, True, checks.warnings, [],
+                          f"proposal {proposal_id} created on branch "
+                          f"dmm/proposals/{proposal_id}", proposal)
+
+
+def _refused(checks: _Checks) -> ProposalResult:
+    return ProposalResult(False, None, False, checks.warnings, checks.errors,
+                          "precheck failed: nothing was proposed")
+
+
+def _field(text: str, key: str) -> str | None:
+    raw, _ = split_frontmatter(text)
+    for line in (raw or "").splitlines():
+        if line.startswith(f"{key}:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def _complete(content: str, rel: str, today: dt.date, conn: sqlite3.Connection,
+              open_props: list[Proposal], checks: _Checks) -> str | None:
+    """Fill what can be derived: id (next free), scope (from the folder), created, status."""
+    raw, _ = split_frontmatter(content)
+    if raw is None:
+        checks.errors.append("content must start with YAML frontmatter ('---' lines) holding at "
+                             "least tags, priority and confidence")
+        return None
+    text = content if content.endswith("\n") else content + "\n"
+    if _field(text, "id") is None:
+        taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
+        taken |= {p.memory_id for p in open_props}
+        text = set_field(text, "id", next_id(taken, today))
+    folder = rel.split("/", 1)[0]
+    if _field(text, "scope") is None and folder in SCOPES:
+        text = set_field(text, "scope", folder)
+    if _field(text, "status") is None:
+        text = set_field(text, "status", "active")
+    if _field(text, "created") is None:
+        text = set_field(text, "created", today.isoformat())
+    return text
+
+
+def _check_id_unique(memory_id: str, rel: str, conn: sqlite3.Connection,
+                     open_props: list[Proposal], checks: _Checks) -> None:
+    for (path,) in conn.execute("SELECT path FROM memories WHERE id = ?", (memory_id,)):
+        if path != rel:
+            checks.errors.append(f"id {memory_id} is already used by {path}")
+    for other in open_props:
+        if other.memory_id == memory_id and other.path != rel:
+            checks.errors.append(f"id {memory_id} is already used by open proposal "
+                                 f"{other.proposal_id}")

@@ -1,0 +1,69 @@
+"""The review queue is the set of proposal branches; decisions are read back from git."""
+
+from __future__ import annotations
+
+from dmm.gitrepo import Commit, Git
+from dmm.proposals.model import AUDIT_REF, PROPOSAL_PREFIX, Proposal
+
+
+def _reason(message: str) -> str:
+    lines = message.split("\n")[1:]
+    return "\n".join(l for l in lines if not l.startswith("Dmm-")).strip()
+
+
+def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal | None:
+    """The proposal whose branch tip is ``tip``; ``commits`` walk back from the tip."""
+    for commit in commits:
+        t = commit.trailers
+        if t.get("Dmm-Proposal") == proposal_id and "Dmm-Type" in t:
+            return Proposal(proposal_id=proposal_id, type=t["Dmm-Type"], path=t.get("Dmm-Path", ""),
+                            new_path=t.get("Dmm-New-Path", t.get("Dmm-Path", "")),
+                            memory_id=t.get("Dmm-Memory", ""), reason=_reason(commit.message),
+                            proposed_by=t.get("Dmm-Proposed-By", commit.author),
+                            proposed_at=commit.date, commit=tip,
+                            base=commit.parents[0] if commit.parents else "")
+    return None
+
+
+def deferred_ids(git: Git) -> set[str]:
+    if not git.rev_parse(AUDIT_REF):
+        return set()
+    return {c.trailers.get("Dmm-Proposal") for c in git.commits(AUDIT_REF, "--first-parent")
+            if c.trailers.get("Dmm-Decision") == "deferred"}
+
+
+def open_proposals(git: Git) -> list[Proposal]:
+    """Every open proposal, oldest first."""
+    refs = git.refs(PROPOSAL_PREFIX)
+    deferred = deferred_ids(git)
+    out = []
+    for ref, tip in refs.items():
+        proposal_id = ref.removeprefix(PROPOSAL_PREFIX)
+        proposal = _from_commits(proposal_id, tip, git.commits("-n", "5", "--first-parent", tip))
+        if proposal:
+            proposal.status = "deferred" if proposal_id in deferred else "pending"
+            out.append(proposal)
+    return sorted(out, key=lambda p: (p.proposed_at, p.proposal_id))
+
+
+def load(git: Git, proposal_id: str) -> Proposal | None:
+    tip = git.rev_parse(PROPOSAL_PREFIX + proposal_id)
+    if tip is None:
+        return None
+    proposal = _from_commits(proposal_id, tip, git.commits("-n", "5", "--first-parent", tip))
+    if proposal and proposal_id in deferred_ids(git):
+        proposal.status = "deferred"
+    return proposal
+
+
+def decision_of(git: Git, proposal_id: str) -> str | None:
+    """How a closed proposal was decided (approved, rejected, withdrawn), or None."""
+    grep = f"--grep=^Dmm-Proposal: {proposal_id}$"
+    for rev in ("HEAD", AUDIT_REF):
+        if not git.rev_parse(rev):
+            continue
+        for commit in git.commits(rev, "--first-parent", grep):
+            decision = commit.trailers.get("Dmm-Decision")
+            if decision and decision != "deferred":
+                return decision
+    return None

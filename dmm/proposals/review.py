@@ -1,0 +1,116 @@
+"""The reviewer: run every check on a proposal and decide (PRD phase 2, 5.3).
+
+approved  no errors, confident enough
+modified  approved after auto-fixes, committed on the proposal branch first
+rejected  an error that is not auto-fixable (invalid schema, a duplicate ...)
+deferred  baseline touched, or confidence below review.defer_below_confidence
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from dmm.gitrepo import Git
+from dmm.index.refresh import open_fresh
+from dmm.memory.parse import parse_memory
+from dmm.proposals import decide
+from dmm.proposals.checks import Issue, ReviewContext, all_checks
+from dmm.proposals.model import MEMORY_ROOT
+from dmm.proposals.queue import load
+from dmm.workspace import Workspace
+
+REVIEWER = "dmm-reviewer"
+WARNING_COST = 0.1  # confidence lost per warning
+
+
+@dataclass
+class ReviewResult:
+    proposal_id: str
+    decision: str
+    confidence: float
+    issues: list[Issue] = field(default_factory=list)
+    similar_memories: list = field(default_factory=list)
+    checks_performed: list[str] = field(default_factory=list)
+    modified_content: str | None = None
+    reason: str = ""
+    review_duration_ms: int = 0
+    committed: dict | None = None  # the Decision, once acted on
+
+    def to_dict(self) -> dict:
+        return {"proposal_id": self.proposal_id, "decision": self.decision,
+                "confidence": round(self.confidence, 2),
+                "issues": [i.to_dict() for i in self.issues],
+                "similar_memories": [{"path": s.path, "memory_id": s.memory_id,
+                                      "similarity": round(s.similarity, 3)}
+                                     for s in self.similar_memories],
+                "checks_performed": self.checks_performed, "reason": self.reason,
+                "review_duration_ms": self.review_duration_ms, "committed": self.committed}
+
+
+def review(ws: Workspace, proposal_id: str) -> ReviewResult:
+    """Run the checks and decide, without changing anything."""
+    started = time.perf_counter()
+    git = Git(ws.root)
+    proposal = load(git, proposal_id)
+    if proposal is None:
+        raise decide._missing(git, proposal_id)
+    new_text = (git.show_blob(proposal.commit, MEMORY_ROOT + proposal.new_path) or b"").decode(
+        "utf-8", "replace")
+    old = git.show_blob(proposal.base, MEMORY_ROOT + proposal.path)
+    memory, _ = parse_memory(new_text, proposal.new_path)
+    conn, _ = open_fresh(ws)
+    try:
+        ctx = ReviewContext(proposal, old.decode("utf-8", "replace") if old else None, new_text,
+                            memory, conn, ws.config)
+        issues: list[Issue] = []
+        performed = []
+        fixed = new_text
+        for check in all_checks():
+            performed.append(check.NAME)
+            issues += check.run(ctx)
+            if hasattr(check, "fix"):
+                fixed = check.fix(fixed)
+    finally:
+        conn.close()
+    result = ReviewResult(proposal_id, "approved", 1.0, issues, ctx.similar, performed)
+    errors = [i for i in issues if i.severity == "error"]
+    warnings = [i for i in issues if i.severity == "warning"]
+    result.confidence = max(0.0, 1.0 - WARNING_COST * len(warnings)) if not errors else 0.95
+    if errors:
+        result.decision = "rejected"
+        result.reason = "; ".join(i.message for i in errors)
+    elif any(i.category == "baseline" for i in issues):
+        result.decision, result.reason = "deferred", "baseline change: a person decides"
+    elif result.confidence < ws.config["review"]["defer_below_confidence"]:
+        result.decision = "deferred"
+        result.reason = f"{len(warnings)} warnings: a person should look at it"
+    elif fixed != new_text:
+        result.decision, result.modified_content = "modified", fixed
+        result.reason = "approved after automatic fixes"
+    result.review_duration_ms = int((time.perf_counter() - started) * 1000)
+    return result
+
+
+def process(ws: Workspace, proposal_id: str) -> ReviewResult:
+    """Review a proposal and carry out the decision in git."""
+    result = review(ws, proposal_id)
+    notes = [str(i) for i in result.issues if i.severity != "info"]
+    if result.decision in ("approved", "modified"):
+        if result.modified_content is not None:
+            decide.amend(ws, proposal_id, result.modified_content,
+                         "Whitespace and tags normalised by the reviewer.")
+        done = decide.approve(ws, proposal_id, decision=result.decision, reviewer=REVIEWER,
+                              confidence=result.confidence, issues=notes)
+        after_approval(ws, done.changed_paths)
+    else:
+        done = decide.close(ws, proposal_id, decision=result.decision, reviewer=REVIEWER,
+                            reason=result.reason, issues=notes)
+    result.committed = done.to_dict()
+    return result
+
+
+def after_approval(ws: Workspace, changed_paths: list[str]) -> None:
+    """Runs after every approval: refresh the cache. The conflict scan hooks in here too."""
+    conn, _ = open_fresh(ws)
+    conn.close()

@@ -1,0 +1,117 @@
+"""Write and read the usage log (IO boundary: .dmm/index/usage.sqlite3)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import sqlite3
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS query_log (
+    query_id TEXT PRIMARY KEY,
+    query_text TEXT NOT NULL,
+    timestamp TEXT NOT NULL,
+    budget INTEGER NOT NULL,
+    tokens_used INTEGER NOT NULL,
+    memories_returned INTEGER NOT NULL,
+    baseline_count INTEGER NOT NULL,
+    retrieved_count INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_query_log_timestamp ON query_log(timestamp DESC);
+CREATE TABLE IF NOT EXISTS memory_usage (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    query_id TEXT NOT NULL REFERENCES query_log(query_id),
+    timestamp TEXT NOT NULL,
+    relevance_score REAL,
+    was_included INTEGER NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('baseline', 'retrieved'))
+);
+CREATE INDEX IF NOT EXISTS idx_memory_usage_memory ON memory_usage(memory_id);
+"""
+
+
+def connect(index_dir: Path) -> sqlite3.Connection:
+    index_dir.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(index_dir / "usage.sqlite3", timeout=10, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")  # telemetry: losing the last row on a crash is fine
+    if conn.execute("PRAGMA user_version").fetchone()[0] != 1:
+        conn.executescript(SCHEMA)
+        conn.execute("PRAGMA user_version = 1")
+    return conn
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def log_query(index_dir: Path, pack, duration_ms: int) -> str:
+    """Record one `dmm query` and every memory it returned or left out for lack of budget."""
+    query_id = f"q_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
+    stamp = now()
+    stats = pack.stats()
+    rows = [(e.memory.id, e.memory.path, query_id, stamp, e.relevance, 1, "baseline")
+            for e in pack.baseline]
+    rows += [(e.memory.id, e.memory.path, query_id, stamp, e.relevance, 1, "retrieved")
+             for e in pack.retrieved]
+    rows += [(e.memory.id, e.memory.path, query_id, stamp, e.relevance, 0, "retrieved")
+             for e in pack.excluded]
+    conn = connect(index_dir)
+    try:
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO query_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     (query_id, pack.task, stamp, pack.budget, stats["total_tokens"],
+                      stats["baseline_count"] + stats["retrieved_count"],
+                      stats["baseline_count"], stats["retrieved_count"], duration_ms))
+        conn.executemany("INSERT INTO memory_usage(memory_id, path, query_id, timestamp, "
+                         "relevance_score, was_included, source) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         rows)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return query_id
+
+
+STATS_SQL = """
+    SELECT memory_id, max(path), count(*), sum(was_included), avg(relevance_score),
+           max(timestamp), min(timestamp)
+    FROM memory_usage {where} GROUP BY memory_id"""
+
+
+def memory_stats(index_dir: Path, memory_id: str | None = None) -> list[dict]:
+    conn = connect(index_dir)
+    try:
+        where, args = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
+        rows = conn.execute(STATS_SQL.format(where=where), args).fetchall()
+    finally:
+        conn.close()
+    today = dt.datetime.now(dt.timezone.utc)
+    out = []
+    for mid, path, retrievals, inclusions, avg_rel, last, first in rows:
+        days = (today - dt.datetime.fromisoformat(last)).days if last else None
+        out.append({"memory_id": mid, "path": path, "total_retrievals": retrievals,
+                    "total_inclusions": inclusions or 0,
+                    "inclusion_rate": round((inclusions or 0) / retrievals, 3),
+                    "avg_relevance_score": round(avg_rel or 0.0, 3),
+                    "last_retrieved_at": last, "first_retrieved_at": first,
+                    "days_since_last_retrieval": days})
+    return out
+
+
+def queries(index_dir: Path, limit: int, after: str | None = None) -> list[dict]:
+    conn = connect(index_dir)
+    try:
+        sql = "SELECT * FROM query_log"
+        args: tuple = ()
+        if after:
+            sql += " WHERE timestamp > ?"
+            args = (after,)
+        sql += " ORDER BY timestamp DESC LIMIT ?"
+        cur = conn.execute(sql, args + (limit,))
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+    finally:
+        conn.close()
