@@ -109,7 +109,7 @@ def queries(index_dir: Path, limit: int, after: str | None = None) -> list[dict]
         if after:
             sql += " WHERE timestamp > ?"
             args = (after,)
-        sql += " ORDER BY timestamp DESC LIMIT ?"
+        sql += " ORDER BY timestamp DESC, rowid DESC LIMIT ?"
         cur = conn.execute(sql, args + (limit,))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
