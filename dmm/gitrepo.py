@@ -115,14 +115,6 @@ class Git:
                 return what
         return None
 
-    def require_identity(self) -> None:
-        proc = self.run("var", "GIT_COMMITTER_IDENT", check=False)
-        if proc.returncode != 0:
-            raise DmmError("git does not know who you are, so dmm cannot record the decision",
-                           hint='run git config user.name "Your Name" and git config '
-                                'user.email you@example.com, or set GIT_AUTHOR_NAME, '
-                                'GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL')
-
     def user_name(self) -> str:
         ident = self.run("var", "GIT_AUTHOR_IDENT", check=False).stdout
         return ident.rsplit("<", 1)[0].strip() or "unknown"
@@ -191,7 +183,15 @@ class Git:
             args += ["-p", parent]
         if self.run("config", "--bool", "commit.gpgSign", check=False).stdout.strip() == "true":
             args.append("-S")  # commit-tree ignores commit.gpgSign by itself
-        return self.out(*args, input=message)
+        proc = self.run(*args, input=message, check=False)
+        if proc.returncode != 0:
+            if "tell me who you are" in proc.stderr or "empty ident" in proc.stderr:
+                raise DmmError("git does not know who you are, so dmm cannot record this",
+                               hint='run git config user.name "Your Name" and git config '
+                                    'user.email you@example.com, or set GIT_AUTHOR_NAME, '
+                                    'GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL')
+            raise GitError(f"git commit-tree failed: {proc.stderr.strip()}")
+        return proc.stdout.strip()
 
     def merge_tree(self, ours: str, theirs: str) -> tuple[str | None, list[str]]:
         """(tree, []) for a clean merge, (None, conflicted paths) otherwise."""

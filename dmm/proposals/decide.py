@@ -57,7 +57,6 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
             reviewer: str, confidence: float | None = None, issues: list[str] | None = None,
             reason: str = "") -> Decision:
     git = Git(ws.root)
-    git.require_identity()
     with file_lock(git.common_dir() / "dmm.lock"):
         proposal = load(git, proposal_id)
         if proposal is None:
@@ -110,7 +109,6 @@ def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reas
     if decision not in ("rejected", "deferred", "withdrawn"):
         raise ValueError(decision)
     git = Git(ws.root)
-    git.require_identity()
     with file_lock(git.common_dir() / "dmm.lock"):
         for _ in range(MAX_ATTEMPTS):
             proposal = load(git, proposal_id)

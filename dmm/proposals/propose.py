@@ -63,7 +63,7 @@ def propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, re
     if checks.errors:
         return _refused(checks)
 
-    open_props = open_proposals(git)
+    open_props = open_proposals(git, with_status=False)
     for other in open_props:
         if rel in (other.path, other.new_path):
             checks.errors.append(f"proposal {other.proposal_id} is already open for {rel}: "
@@ -138,7 +138,6 @@ def propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, re
         return _refused(checks)
 
     proposal_id = new_proposal_id()
-    git.require_identity()
     changes: dict[str, str | None] = {MEMORY_ROOT + new_rel: git.hash_blob(new_text.encode())}
     if new_rel != rel:
         changes[MEMORY_ROOT + rel] = None

@@ -32,10 +32,10 @@ def deferred_ids(git: Git) -> set[str]:
             if c.trailers.get("Dmm-Decision") == "deferred"}
 
 
-def open_proposals(git: Git) -> list[Proposal]:
-    """Every open proposal, oldest first."""
+def open_proposals(git: Git, with_status: bool = True) -> list[Proposal]:
+    """Every open proposal, oldest first (``with_status`` also reads dmm/audit for deferrals)."""
     refs = git.refs(PROPOSAL_PREFIX)
-    deferred = deferred_ids(git)
+    deferred = deferred_ids(git) if with_status and refs else set()
     out = []
     for ref, tip in refs.items():
         proposal_id = ref.removeprefix(PROPOSAL_PREFIX)
