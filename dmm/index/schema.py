@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 DDL = """
 CREATE TABLE memories (
@@ -40,6 +40,26 @@ CREATE TABLE postings (         -- inverted index: BM25 term weight (without idf
     PRIMARY KEY (term, doc)
 ) WITHOUT ROWID;
 CREATE INDEX postings_doc ON postings(doc);
+CREATE TABLE conflicts (         -- derived by scans; ids depend only on the memory pair
+    conflict_id TEXT PRIMARY KEY,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    type TEXT NOT NULL,
+    detection_method TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    description TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    record TEXT NOT NULL,          -- the whole Conflict as JSON
+    detected_at TEXT NOT NULL,
+    scan_id TEXT NOT NULL
+);
+CREATE INDEX conflicts_a ON conflicts(a);
+CREATE INDEX conflicts_b ON conflicts(b);
+CREATE TABLE conflict_scans (
+    scan_id TEXT PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    record TEXT NOT NULL           -- the ScanResult as JSON
+);
 CREATE TABLE lexicon (word TEXT PRIMARY KEY, nbrs TEXT NOT NULL) WITHOUT ROWID;
 -- files: marshal of {path: (size, mtime_ns)} for every file seen under .dmm/memory/, valid or
 -- not; mtime -1 forces a re-read (the file changed too recently to trust its mtime).

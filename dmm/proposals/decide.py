@@ -1,10 +1,9 @@
 """Decisions as git history: approve = a merge commit, close = a record on dmm/audit.
 
-Approval follows DESIGN.md's measured recipe: refuse on a detached HEAD or an operation in
-progress; ``git merge-tree --write-tree`` (never a tree with conflict markers); only paths under
-.dmm/ may change; a merge commit with trailers; a dry run of the work-tree update; one ref
-transaction that moves the branch (compare-and-swap) and deletes the proposal branch; then the
-changed paths are synced. An flock on <git-common-dir>/dmm.lock serialises dmm's own decisions.
+Approval is a merge commit made with ``git merge-tree --write-tree`` (never a tree with conflict
+markers) and landed by dmm.landing (which refuses on a detached HEAD, an operation in progress or
+a local edit in the way, and moves the branch with a compare-and-swap transaction that also
+deletes the proposal branch). An flock on <git-common-dir>/dmm.lock serialises dmm's decisions.
 """
 
 from __future__ import annotations
@@ -12,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dmm.errors import DmmError, GitError, InvalidInputError, NotFoundError
+from dmm.landing import land
 from dmm.fsutil import file_lock
 from dmm.gitrepo import EMPTY_TREE, Git
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 from dmm.proposals.queue import decision_of, load
 from dmm.workspace import Workspace
 
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 5  # close(): retries when dmm/audit moved meanwhile
 
 
 class ConflictError(DmmError):
@@ -57,50 +57,38 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
             reviewer: str, confidence: float | None = None, issues: list[str] | None = None,
             reason: str = "") -> Decision:
     git = Git(ws.root)
-    with file_lock(git.common_dir() / "dmm.lock"):
-        proposal = load(git, proposal_id)
-        if proposal is None:
+    proposal = load(git, proposal_id)
+    if proposal is None:
+        raise _missing(git, proposal_id)
+    pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
+             ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path)]
+    if proposal.new_path != proposal.path:
+        pairs.append(("Dmm-New-Path", proposal.new_path))
+    pairs += [("Dmm-Memory", proposal.memory_id), ("Dmm-Reviewer", reviewer)]
+    if confidence is not None:
+        pairs.append(("Dmm-Confidence", f"{confidence:.2f}"))
+    pairs += [("Dmm-Issue", issue) for issue in issues or []]
+    message = _message(f"dmm: {decision} {proposal.type} {proposal.path} ({proposal_id})",
+                       reason or proposal.reason, pairs)
+
+    def build(old: str):
+        if git.rev_parse(PROPOSAL_PREFIX + proposal_id) != proposal.commit:
             raise _missing(git, proposal_id)
-        branch = git.current_branch()
-        if branch is None:
-            raise InvalidInputError("HEAD is detached: check out the branch the memory change "
-                                    "should land on, then approve")
-        busy = git.operation_in_progress()
-        if busy:
-            raise InvalidInputError(f"{busy} is in progress: finish or abort it, then approve")
-        for _ in range(MAX_ATTEMPTS):
-            old = git.rev_parse("HEAD")
-            tree, conflicts = git.merge_tree(old, proposal.commit)
-            if tree is None:
-                raise ConflictError(
-                    f"proposal {proposal_id} conflicts with {branch.removeprefix('refs/heads/')} "
-                    f"in {', '.join(conflicts)}",
-                    hint="reject or withdraw it and propose again from the current state")
-            changed = git.changed_paths(old, tree)
-            outside = [p for p in changed if not p.startswith(".dmm/")]
-            if outside:
-                raise InvalidInputError(f"proposal {proposal_id} would change files outside "
-                                        f".dmm/: {', '.join(outside)}")
-            pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
-                     ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path)]
-            if proposal.new_path != proposal.path:
-                pairs.append(("Dmm-New-Path", proposal.new_path))
-            pairs += [("Dmm-Memory", proposal.memory_id), ("Dmm-Reviewer", reviewer)]
-            if confidence is not None:
-                pairs.append(("Dmm-Confidence", f"{confidence:.2f}"))
-            pairs += [("Dmm-Issue", issue) for issue in issues or []]
-            message = _message(f"dmm: {decision} {proposal.type} {proposal.path} "
-                               f"({proposal_id})", reason or proposal.reason, pairs)
-            new = git.commit_tree(tree, [old, proposal.commit], message)
-            git.check_sync(old, new)
-            if git.update_refs([(branch, new, old),
-                                (PROPOSAL_PREFIX + proposal_id, None, proposal.commit)]):
-                git.sync_worktree(old, new)
-                return Decision(proposal_id, decision, new, branch.removeprefix("refs/heads/"),
-                                changed)
-            if git.rev_parse(PROPOSAL_PREFIX + proposal_id) is None:
-                raise _missing(git, proposal_id)
-        raise GitError(f"the branch kept moving while approving {proposal_id}: try again")
+        tree, conflicts = git.merge_tree(old, proposal.commit)
+        if tree is None:
+            branch = (git.current_branch() or "HEAD").removeprefix("refs/heads/")
+            raise ConflictError(
+                f"proposal {proposal_id} conflicts with {branch} in {', '.join(conflicts)}",
+                hint="reject or withdraw it and propose again from the current state")
+        return tree, [old, proposal.commit], message, [
+            (PROPOSAL_PREFIX + proposal_id, None, proposal.commit)]
+
+    def still_open() -> None:
+        if git.rev_parse(PROPOSAL_PREFIX + proposal_id) is None:
+            raise _missing(git, proposal_id)
+
+    landed = land(git, build, still_open)
+    return Decision(proposal_id, decision, landed.commit, landed.branch, landed.changed_paths)
 
 
 def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reason: str,

@@ -1,0 +1,29 @@
+"""Conflict analyzers, one module each, all behind one interface.
+
+An analyzer is a module with ``NAME`` (its detection method) and
+``analyze(ctx) -> list[Candidate]``. ``ctx`` (a ScanContext) holds the features of every
+memory in the scan, the pairs worth comparing (``ctx.pairs``: similar enough, both active, not
+both ephemeral) and the ids the scan is about (``ctx.focus``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dmm.conflicts.features import Features
+
+
+@dataclass
+class ScanContext:
+    features: dict[str, Features]  # every memory of the store, deprecated ones included
+    pairs: list[tuple[str, str, float]]  # (a, b, cosine) candidate pairs of active memories
+    focus: set[str]  # memory ids this scan is about (all of them for a full scan)
+    config: dict = field(default_factory=dict)  # the [conflicts] section
+
+
+def registry() -> dict:
+    from dmm.conflicts.analyzers import (negation, semantic, supersession, tag_overlap,
+                                         temporal, value_change)
+
+    return {m.NAME: m for m in (supersession, semantic, value_change, negation, temporal,
+                                tag_overlap)}

@@ -1,0 +1,83 @@
+"""What the analyzers need to know about each memory and each pair, computed once per scan.
+
+Pure: built from Memory records. Term vectors are TF-IDF over the scanned memories with the
+same analyzer as retrieval; similarity is their cosine. Cue lists match on word boundaries and
+cover English, German, Spanish and Chinese (CJK has no word boundaries, so Chinese cues are
+plain substrings).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from dmm.conflicts.quantities import Quantity, Version, quantities, versions
+from dmm.index.refresh import posting_weights
+from dmm.memory import Memory
+from dmm.text.analyze import terms
+
+NEGATION = re.compile(
+    r"\b(not|no|never|don't|do not|doesn't|does not|mustn't|must not|cannot|can't|without|"
+    r"nobody|nothing|nie|niemals|nicht|kein|keine|keinen|ohne|nunca|jamás|sin|ningún|"
+    r"ninguna)\b|不|没有|禁止|不要|不得|无需|切勿", re.I)
+CHANGE = re.compile(
+    r"\b(moved|migrated|migration|switched|replaced|replaces|upgraded|upgrade|took over|"
+    r"taken over|no longer|instead of|retired|sunset|switched off|turned off|decommissioned|"
+    r"reorg|reorganisation|reorganization|since|as of|now|umgestellt|ersetzt|migriert|"
+    r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*|ahora)\b|迁移|改为|替换|现在", re.I)
+CONCLUDED = re.compile(r"\b(complete|completed|finished|done|is over|abgeschlossen|"
+                       r"completad[oa]|terminad[oa])\b|完成", re.I)
+
+
+@dataclass
+class Features:
+    memory: Memory
+    vector: dict[str, float] = field(default_factory=dict)  # tf-idf, L2-normalised
+    title_terms: set[str] = field(default_factory=set)
+    quantities: list[Quantity] = field(default_factory=list)
+    versions: list[Version] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+    negated_title: bool = False
+    change_sentences: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.memory.id
+
+
+def split_sentences(text: str) -> list[str]:
+    text = re.sub(r"^#.*$", "", text, flags=re.M)
+    parts = re.split(r"(?<=[.!?。；;])\s+|\n\s*\n|(?<=[。！？])", text)
+    return [" ".join(p.split()) for p in parts if p and p.strip()]
+
+
+def build(memories: list[Memory]) -> dict[str, Features]:
+    weights = {m.id: posting_weights(m)[0] for m in memories}
+    df = Counter(t for w in weights.values() for t in w)
+    n = len(memories) + 1
+    out = {}
+    for m in memories:
+        vec = {t: w * math.log(1 + n / df[t]) for t, w in weights[m.id].items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        body = m.body
+        sentences = split_sentences(body)
+        out[m.id] = Features(
+            memory=m, vector={t: v / norm for t, v in vec.items()},
+            title_terms=set(terms(m.title)), quantities=quantities(body),
+            versions=versions(body), sentences=sentences,
+            negated_title=bool(NEGATION.search(m.title)),
+            change_sentences=[s for s in sentences + [m.title] if CHANGE.search(s)])
+    return out
+
+
+def cosine(a: Features, b: Features) -> float:
+    if len(a.vector) > len(b.vector):
+        a, b = b, a
+    return sum(v * b.vector.get(t, 0.0) for t, v in a.vector.items())
+
+
+def tag_jaccard(a: Features, b: Features) -> float:
+    x, y = set(a.memory.tags), set(b.memory.tags)
+    return len(x & y) / len(x | y) if x | y else 0.0

@@ -1,0 +1,63 @@
+"""Merge analyzer candidates into one conflict per memory pair.
+
+The type comes from the strongest kind of evidence: structural supersession problems first,
+then a recorded change (stale), then disagreement (contradictory; across two scopes that is a
+diverging scope overlap), then sameness (duplicate, scope overlap). Confidence combines every
+candidate for the pair as independent evidence, 1 - prod(1 - score), so methods that agree
+raise it. Pairs below the minimum confidence are dropped.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from dmm.conflicts.features import Features
+from dmm.conflicts.model import Candidate, Conflict, ConflictMemory, conflict_id, pair_key
+
+ORDER = ("supersession", "stale", "contradictory", "scope_overlap", "duplicate")
+
+
+def _memory(f: Features, role: str) -> ConflictMemory:
+    m = f.memory
+    return ConflictMemory(m.id, m.path, m.title, m.scope, m.priority, role,
+                          m.created.isoformat() if m.created else None)
+
+
+def merge(candidates: list[Candidate], features: dict[str, Features], min_confidence: float,
+          detected_at: str) -> list[Conflict]:
+    groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        groups[pair_key(c.a, c.b)].append(c)
+    out = []
+    for (a, b), group in sorted(groups.items()):
+        typed = [c for c in group if c.type]
+        if not typed:
+            continue
+        kinds = {c.type for c in typed}
+        kind = next(k for k in ORDER if k in kinds)
+        fa, fb = features[a], features[b]
+        if kind == "contradictory" and fa.memory.scope != fb.memory.scope:
+            kind = "scope_overlap"  # the same rule in two scopes, diverging
+        if kind == "duplicate" and "contradictory" in kinds:
+            continue  # unreachable by ORDER; kept for clarity of intent
+        remaining = 1.0
+        for c in group:
+            remaining *= 1.0 - c.score
+        confidence = min(0.99, 1.0 - remaining)
+        if confidence < min_confidence:
+            continue
+        lead = max((c for c in typed if c.type == kind or kind == "scope_overlap"),
+                   key=lambda c: c.score, default=typed[0])
+        # the newer (or superseding) memory is primary
+        newer_first = sorted((fa, fb), key=lambda f: (f.memory.created or 0, f.id), reverse=True)
+        memories = [_memory(newer_first[0], "primary"), _memory(newer_first[1], "secondary")]
+        statements = next((c.statements for c in typed if any(c.statements)), ("", ""))
+        description = (f"{kind.replace('_', ' ')}: {fa.memory.title!r} ({a}) vs "
+                       f"{fb.memory.title!r} ({b}): {lead.evidence}")
+        evidence = "; ".join(f"[{c.method}] {c.evidence}" for c in group)
+        if any(statements):
+            evidence += f" | statements: {statements[0]!r} <> {statements[1]!r}"
+        out.append(Conflict(conflict_id(a, b), kind, lead.method, confidence, description,
+                            evidence, memories, detected_at=detected_at,
+                            methods=sorted({c.method for c in group})))
+    return out

@@ -1,0 +1,74 @@
+"""Conflict records (PRD phase 3, section 3) with ids that depend only on the memory pair."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
+METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
+           "negation", "temporal", "manual")
+STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
+
+
+def pair_key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def conflict_id(a: str, b: str) -> str:
+    """Stable id of the conflict between two memories: the same after any cache rebuild."""
+    x, y = pair_key(a, b)
+    return "conflict_" + hashlib.sha1(f"{x}\n{y}".encode()).hexdigest()[:12]
+
+
+@dataclass
+class Candidate:
+    """One analyzer's finding about a pair, before merging."""
+
+    a: str  # memory ids
+    b: str
+    method: str
+    type: str
+    score: float  # 0..1, the analyzer's confidence
+    evidence: str
+    statements: tuple[str, str] = ("", "")  # the contradicting sentences, when known
+
+
+@dataclass
+class ConflictMemory:
+    memory_id: str
+    path: str
+    title: str
+    scope: str
+    priority: float
+    role: str  # primary | secondary
+    created: str | None = None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Conflict:
+    conflict_id: str
+    type: str
+    detection_method: str
+    confidence: float
+    description: str
+    evidence: str
+    memories: list[ConflictMemory]
+    status: str = "unresolved"
+    detected_at: str = ""
+    methods: list[str] = field(default_factory=list)
+    decision: dict | None = None  # the committed human decision, if any
+
+    def to_dict(self) -> dict:
+        out = {"conflict_id": self.conflict_id, "type": self.type,
+               "detection_method": self.detection_method,
+               "confidence": round(self.confidence, 3), "status": self.status,
+               "description": self.description, "evidence": self.evidence,
+               "memories": [m.to_dict() for m in self.memories],
+               "detected_at": self.detected_at, "methods": self.methods}
+        if self.decision:
+            out["decision"] = self.decision
+        return out

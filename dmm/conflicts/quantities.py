@@ -1,0 +1,111 @@
+"""Find quantities in text and normalise their units, so that values can be compared.
+
+"3600 seconds" and "one hour" are both 3600 s; "10,485,760 bytes" and "10 MiB" are both
+10485760 B; "five projects" is the count 5 of "project". Pure functions.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from dmm.text.analyze import STOPWORDS, stem
+
+WORD_NUMBERS = {
+    "zero": 0, "one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90,
+    "hundred": 100, "thousand": 1000, "single": 1, "double": 2, "twice": 2,
+    # German, Spanish
+    "ein": 1, "eine": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "zehn": 10,
+    "uno": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "diez": 10,
+}
+SCALE = {"million": 1_000_000, "millions": 1_000_000, "billion": 1_000_000_000,
+         "thousand": 1000, "hundred": 100}
+DURATION = {  # seconds
+    "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001, "msec": 0.001,
+    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1, "sekunden": 1, "segundos": 1,
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60, "minuten": 60, "minutos": 60,
+    "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600, "stunden": 3600,
+    "stunde": 3600, "horas": 3600, "hora": 3600,
+    "d": 86400, "day": 86400, "days": 86400, "tage": 86400, "tagen": 86400, "días": 86400,
+    "week": 604800, "weeks": 604800, "wochen": 604800, "fortnight": 1209600,
+    "month": 2592000, "months": 2592000, "year": 31536000, "years": 31536000,
+}
+SIZE = {  # bytes
+    "b": 1, "byte": 1, "bytes": 1, "kb": 1000, "kib": 1024, "mb": 1000**2, "mib": 1024**2,
+    "gb": 1000**3, "gib": 1024**3, "tb": 1000**4, "tib": 1024**4, "gigabyte": 1000**3,
+    "gigabytes": 1000**3, "megabyte": 1000**2, "megabytes": 1000**2, "kilobyte": 1000,
+    "kilobytes": 1000, "terabyte": 1000**4,
+}
+_NUM = r"(\d{1,3}(?:[,_ ]\d{3})+|\d+(?:\.\d+)?)"
+_WORDNUM = "|".join(sorted(WORD_NUMBERS, key=len, reverse=True))
+_TOKEN = re.compile(rf"(?<![\w.]){_NUM}(?:\s*(million|billion|thousand))?\s*%?|\b({_WORDNUM})\b",
+                    re.I)
+_UNIT = re.compile(r"\s*-?\s*([A-Za-zÀ-ÿ]+)")
+_VERSION = re.compile(r"\b([A-Z][A-Za-z.+#-]{1,20})\s+v?(\d+(?:\.\d+){0,2})\b(?![.,]\d)(?!\s*%)")
+
+
+class Quantity(NamedTuple):
+    dimension: str  # "duration", "size", "percent", "count:<noun stem>"
+    value: float
+    text: str
+    start: int
+
+
+class Version(NamedTuple):
+    name: str  # lower-case product name
+    version: str
+    text: str
+    start: int
+
+
+def _number(raw: str, scale: str | None) -> float:
+    value = float(re.sub(r"[,_ ]", "", raw))
+    return value * SCALE.get((scale or "").lower(), 1)
+
+
+def quantities(text: str) -> list[Quantity]:
+    out = []
+    in_version = {i for v in _VERSION.finditer(text) for i in range(v.start(2), v.end(2))}
+    for m in _TOKEN.finditer(text):
+        if m.start() in in_version:
+            continue
+        if m.group(3):
+            word = m.group(3).lower()
+            if word in ("a", "an", "ein", "eine", "una", "uno"):
+                # "an hour", "a fortnight": only with a unit right after
+                u = _UNIT.match(text, m.end())
+                if not u or u.group(1).lower() not in DURATION:
+                    continue
+            value = float(WORD_NUMBERS[word])
+        else:
+            value = _number(m.group(1), m.group(2))
+        end = m.end()
+        if text[m.start():end].rstrip().endswith("%") or text[end:end + 8].lower().startswith(
+                ("%", " percent", " per cent", " prozent", " por ciento")):
+            out.append(Quantity("percent", value, m.group(0), m.start()))
+            continue
+        u = _UNIT.match(text, end)
+        unit = u.group(1).lower() if u else ""
+        if unit in DURATION:
+            out.append(Quantity("duration", value * DURATION[unit], text[m.start():u.end()],
+                                m.start()))
+        elif unit in SIZE:
+            out.append(Quantity("size", value * SIZE[unit], text[m.start():u.end()], m.start()))
+        elif unit and len(unit) > 2 and unit.isalpha() and unit not in STOPWORDS:
+            out.append(Quantity(f"count:{stem(unit)}", value, text[m.start():u.end()],
+                                m.start()))
+    return out
+
+
+def versions(text: str) -> list[Version]:
+    return [Version(m.group(1).lower().rstrip(".-"), m.group(2), m.group(0), m.start())
+            for m in _VERSION.finditer(text)]
+
+
+def same_value(a: float, b: float, tolerance: float = 0.06) -> bool:
+    """Equal within ``tolerance`` (10 MB and 10 MiB are the same limit in prose)."""
+    if a == b:
+        return True
+    return abs(a - b) <= tolerance * max(abs(a), abs(b))

@@ -1,0 +1,119 @@
+"""Run conflict scans: full (every pair), incremental (memories changed since a commit or since
+the last scan, against the whole store) and targeted (one memory).
+
+Reads memories from the fresh cache, computes features once, finds the pairs worth comparing
+through an inverted index (terms in more than 2 % of a large store are skipped while looking
+for candidates, then every candidate is scored with its full vectors), runs the analyzers and
+hands the merged conflicts to the store.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import sqlite3
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from dmm.conflicts import store
+from dmm.conflicts.analyzers import ScanContext, registry
+from dmm.conflicts.features import Features, build, cosine
+from dmm.conflicts.merger import merge
+from dmm.index import read
+
+MAX_DF_RATIO = 0.02
+MIN_MAX_DF = 50
+
+
+@dataclass
+class ScanResult:
+    scan_id: str
+    scan_type: str
+    started_at: str
+    completed_at: str
+    duration_ms: int
+    memories_scanned: int
+    methods_used: list[str]
+    conflicts_detected: int
+    conflicts_new: int
+    conflicts_existing: int
+    by_type: dict = field(default_factory=dict)
+    by_method: dict = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: float,
+                    skip_ephemeral: bool) -> list[tuple[str, str, float]]:
+    """Pairs of active memories, at least one in ``focus``, with cosine >= ``min_sim``."""
+    active = [i for i, f in features.items() if f.memory.is_active]
+    postings: dict[str, list[str]] = defaultdict(list)
+    for i in active:
+        for term in features[i].vector:
+            postings[term].append(i)
+    max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * len(active)))
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for i in sorted(focus):
+        f = features.get(i)
+        if f is None or not f.memory.is_active:
+            continue
+        neighbours: set[str] = set()
+        for term in f.vector:
+            docs = postings.get(term, ())
+            if len(docs) <= max_df:
+                neighbours.update(docs)
+        for j in neighbours:
+            if j == i:
+                continue
+            key = (i, j) if i < j else (j, i)
+            if key in seen:
+                continue
+            seen.add(key)
+            g = features[j]
+            if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
+                continue
+            sim = cosine(f, g)
+            if sim >= min_sim:
+                out.append((key[0], key[1], sim))
+    return sorted(out)
+
+
+def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
+         focus_ids: set[str] | None = None, methods: list[str] | None = None) -> ScanResult:
+    """Scan and store the result. ``focus_ids`` limits incremental and targeted scans."""
+    started = time.perf_counter()
+    started_at = now()
+    analyzers = registry()
+    unknown = set(methods or []) - set(analyzers)
+    if unknown:
+        raise ValueError(f"unknown method(s): {', '.join(sorted(unknown))}")
+    use = [analyzers[m] for m in (methods or analyzers)]
+    memories = read.memories(conn)
+    features = build(memories)
+    focus = set(features) if focus_ids is None else (set(focus_ids) & set(features))
+    pairs = candidate_pairs(features, focus, config["pair_similarity"],
+                            config["skip_ephemeral_pairs"])
+    ctx = ScanContext(features, pairs, focus, config)
+    candidates = [c for analyzer in use for c in analyzer.analyze(ctx)]
+    conflicts = merge(candidates, features, config["min_confidence"], started_at)
+    scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
+    new, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id)
+    by_type: dict[str, int] = defaultdict(int)
+    by_method: dict[str, int] = defaultdict(int)
+    for c in conflicts:
+        by_type[c.type] += 1
+        by_method[c.detection_method] += 1
+    result = ScanResult(scan_id, scan_type, started_at, now(),
+                        int((time.perf_counter() - started) * 1000), len(focus),
+                        [a.NAME for a in use], len(conflicts), new, existing, dict(by_type),
+                        dict(by_method))
+    store.record_scan(conn, result)
+    return result

@@ -1,0 +1,154 @@
+"""Where conflicts live: detected ones in the cache, human decisions in committed files.
+
+Detected conflicts are derived data (tables `conflicts`, `conflict_scans` of the cache); a lost
+cache is rebuilt by the next scan, with the same conflict ids. Decisions people make (dismiss,
+flag) are JSON files under .dmm/conflicts/, committed to git, so they survive
+`rm -rf .dmm/index`, pushes and clones; a dismissed pair is never reported again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from dmm.conflicts.model import Conflict, ConflictMemory
+
+
+def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | None,
+         scan_id: str) -> tuple[int, int]:
+    """Replace the stored conflicts (all, or those touching ``focus``); (new, existing)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        first_seen = dict(conn.execute("SELECT conflict_id, detected_at FROM conflicts"))
+        if focus is None:
+            conn.execute("DELETE FROM conflicts")
+        else:
+            ids = sorted(focus)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM conflicts WHERE a IN ({marks}) OR b IN ({marks})",
+                             chunk + chunk)
+        # conflicts of memories that no longer exist go too
+        conn.execute("DELETE FROM conflicts WHERE a NOT IN (SELECT id FROM memories) "
+                     "OR b NOT IN (SELECT id FROM memories)")
+        new = 0
+        for c in conflicts:
+            if c.conflict_id in first_seen:
+                c.detected_at = first_seen[c.conflict_id]
+            else:
+                new += 1
+            ids = sorted(m.memory_id for m in c.memories)
+            conn.execute("INSERT OR REPLACE INTO conflicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
+                          c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
+                          c.detected_at, scan_id))
+        files = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
+        if files:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_files', ?)",
+                         (files[0],))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return new, len(conflicts) - new
+
+
+def record_scan(conn: sqlite3.Connection, result) -> None:
+    conn.execute("INSERT INTO conflict_scans VALUES (?, ?, ?)",
+                 (result.scan_id, result.started_at, json.dumps(result.to_dict())))
+
+
+def scans(conn: sqlite3.Connection, limit: int = 20) -> list[dict]:
+    return [json.loads(r[0]) for r in conn.execute(
+        "SELECT record FROM conflict_scans ORDER BY started_at DESC LIMIT ?", (limit,))]
+
+
+def needs_scan(conn: sqlite3.Connection) -> bool:
+    """True when memories changed since the last scan, or no scan ever ran on this cache."""
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('files', 'scanned_files')"))
+    return rows.get("files") != rows.get("scanned_files") or not conn.execute(
+        "SELECT 1 FROM conflict_scans LIMIT 1").fetchone()
+
+
+def changed_since_scan(conn: sqlite3.Connection) -> set[str] | None:
+    """Ids of memories whose files changed since the last scan (None: never scanned)."""
+    import marshal
+
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('files', 'scanned_files')"))
+    if "scanned_files" not in rows or not conn.execute(
+            "SELECT 1 FROM conflict_scans LIMIT 1").fetchone():
+        return None
+    before, after = marshal.loads(rows["scanned_files"]), marshal.loads(rows.get("files", b"\0"))
+    paths = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
+    ids = set()
+    for start in range(0, len(paths), 500):
+        chunk = paths[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        ids |= {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE path IN ({marks})",
+                                           chunk)}
+    return ids
+
+
+def detected(conn: sqlite3.Connection, memory_ids: list[str] | None = None) -> list[Conflict]:
+    sql, args = "SELECT record FROM conflicts", []
+    if memory_ids:
+        marks = ",".join("?" * len(memory_ids))
+        sql += f" WHERE a IN ({marks}) OR b IN ({marks})"
+        args = memory_ids + memory_ids
+    return [from_dict(json.loads(r[0])) for r in conn.execute(sql, args)]
+
+
+def from_dict(d: dict) -> Conflict:
+    return Conflict(d["conflict_id"], d["type"], d["detection_method"], d["confidence"],
+                    d["description"], d["evidence"],
+                    [ConflictMemory(**m) for m in d["memories"]], d.get("status", "unresolved"),
+                    d.get("detected_at", ""), d.get("methods", []), d.get("decision"))
+
+
+# --- committed decisions ------------------------------------------------------------------------
+
+def decision_path(conflicts_dir: Path, cid: str) -> Path:
+    return conflicts_dir / f"{cid}.json"
+
+
+def decisions(conflicts_dir: Path) -> dict[str, dict]:
+    """Every committed decision, by conflict id (unreadable files are skipped)."""
+    out = {}
+    if not conflicts_dir.is_dir():
+        return out
+    for path in sorted(conflicts_dir.glob("conflict_*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("conflict_id") == path.stem:
+            out[path.stem] = data
+    return out
+
+
+def with_decisions(detected_conflicts: list[Conflict], decided: dict[str, dict],
+                   memories: dict[str, ConflictMemory]) -> list[Conflict]:
+    """Detected conflicts with their decisions applied, plus manually flagged ones."""
+    out = []
+    seen = set()
+    for c in detected_conflicts:
+        d = decided.get(c.conflict_id)
+        if d:
+            c.status, c.decision = d["status"], d
+        out.append(c)
+        seen.add(c.conflict_id)
+    for cid, d in decided.items():
+        if cid in seen or d.get("status") != "flagged":
+            continue
+        ids = d.get("memories", [])
+        if len(ids) != 2 or any(i not in memories for i in ids):
+            continue
+        mems = [memories[i] for i in ids]
+        out.append(Conflict(cid, d.get("type", "contradictory"), "manual", 1.0,
+                            d.get("description", "flagged by hand"), d.get("reason", ""),
+                            [ConflictMemory(**{**m.to_dict(), "role": r})
+                             for m, r in zip(mems, ("primary", "secondary"))],
+                            "flagged", d.get("at", ""), ["manual"], d))
+    return out
