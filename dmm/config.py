@@ -34,6 +34,17 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "similar_threshold": 0.85,  # similarity at which the reviewer warns
         "defer_below_confidence": 0.6,  # less sure than this: a person decides
     },
+    "conflicts": {
+        "min_confidence": 0.5,  # conflicts below this confidence are not reported
+        "pair_similarity": 0.08,  # pairs less similar than this are never compared
+        "duplicate_similarity": 0.45,  # same scope and this similar: duplicate
+        "scope_overlap_similarity": 0.3,  # two scopes and this similar: scope overlap
+        "value_similarity": 0.1,  # this similar and different values: contradiction
+        "negation_similarity": 0.15,  # this similar and one title negated: contradiction
+        "temporal_similarity": 0.08,  # this similar and the newer records a change: stale
+        "tag_overlap": 0.4,  # tag Jaccard that counts as evidence of a shared subject
+        "skip_ephemeral_pairs": True,  # two ephemeral notes may disagree: not reported
+    },
     "usage": {
         "enabled": True,  # log each `dmm query` in .dmm/index/usage.sqlite3
     },

@@ -30,6 +30,7 @@ COMMANDS = {
     "log": "dmm.cli.log_cmd",
     "history": "dmm.cli.history_cmd",
     "usage": "dmm.cli.usage_cmd",
+    "conflicts": "dmm.cli.conflicts_cmd",
 }
 INTERNAL_ERROR = 70
 
