@@ -25,10 +25,12 @@ class InitResult:
     root: Path
     created: list[str] = field(default_factory=list)  # paths relative to the repository root
     existing: list[str] = field(default_factory=list)
+    hooks_installed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"root": str(self.root), "created": self.created, "existing": self.existing,
-                "changed": bool(self.created)}
+                "hooks_installed": self.hooks_installed,
+                "changed": bool(self.created or self.hooks_installed)}
 
 
 def init(ws: Workspace, today: dt.date | None = None) -> InitResult:

@@ -31,6 +31,7 @@ COMMANDS = {
     "history": "dmm.cli.history_cmd",
     "usage": "dmm.cli.usage_cmd",
     "conflicts": "dmm.cli.conflicts_cmd",
+    "hooks": "dmm.cli.hooks_cmd",
 }
 INTERNAL_ERROR = 70
 

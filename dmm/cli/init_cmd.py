@@ -8,19 +8,29 @@ from dmm.cli.common import emit_json, json_option, message, workspace
 
 
 @click.command("init")
+@click.option("--no-hooks", is_flag=True, help="Do not install the git hooks that scan memory "
+                                               "changes for conflicts.")
 @json_option
 @click.pass_context
-def command(ctx: click.Context, as_json: bool) -> int:
+def command(ctx: click.Context, no_hooks: bool, as_json: bool) -> int:
     """Create the .dmm/ memory store in this git repository.
 
     Creates the scope folders under .dmm/memory/, config.toml with documented defaults,
     BOOT.md (instructions for agents), a gitignored .dmm/index/ for the cache and a starter
-    baseline memory. Safe to run again: existing files are never overwritten.
+    baseline memory, and installs the git hooks (post-commit, post-merge, post-rewrite) that
+    scan memory changes for conflicts. Safe to run again: existing files are never
+    overwritten.
     """
+    from dmm.gitrepo import Git
+    from dmm.hooks.install import install, status
     from dmm.scaffold import init
 
     ws = workspace(ctx, require_init=False)
     result = init(ws)
+    hooks = [] if no_hooks else [h for h in status(Git(ws.root)) if h.state != "installed"]
+    if hooks:
+        install(Git(ws.root))
+        result.hooks_installed = [h.name for h in hooks]
     if as_json:
         emit_json(result.to_dict())
     elif result.created:
@@ -29,6 +39,9 @@ def command(ctx: click.Context, as_json: bool) -> int:
             message(f"  created {path}")
         message("Next: commit the store (git add .dmm && git commit -m 'Add dmm memory'), "
                 "then try: dmm query \"<your task>\"")
-    else:
+    elif not hooks:
         message(f"dmm is already initialised in {ws.root / '.dmm'}: nothing changed")
+    if hooks and not as_json:
+        message(f"installed git hooks: {', '.join(h.name for h in hooks)} "
+                "(dmm hooks uninstall removes them)")
     return 0

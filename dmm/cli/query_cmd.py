@@ -57,7 +57,7 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
     conn, _ = open_fresh(ws)
     try:
-        pack = build_pack(conn, task.strip(), opts, query_cfg)
+        pack = build_pack(conn, task.strip(), opts, query_cfg, ws.conflicts_dir)
     finally:
         conn.close()
     if ws.config["usage"]["enabled"]:

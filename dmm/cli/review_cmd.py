@@ -91,6 +91,8 @@ def _print_result(result) -> None:
     if result.committed:
         click.echo(f"  recorded as {result.committed['commit'][:12]} on "
                    f"{result.committed['branch']}")
+    for notice in result.notices:
+        message(notice)
 
 
 @command.command("process")
@@ -155,11 +157,13 @@ def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, as_json) -> int:
         notes = [str(i) for i in result.issues if i.severity != "info"]
     done = decide.approve(ws, proposal_id, decision="approved", reviewer=git.user_name(),
                           issues=notes, reason=reason)
-    after_approval(ws, done.changed_paths)
+    notice = after_approval(ws)
     if as_json:
         emit_json(done.to_dict())
     else:
         message(f"{proposal_id} approved: merged into {done.branch} as {done.commit[:12]}")
+    if notice:
+        message(notice)
     return 0
 
 

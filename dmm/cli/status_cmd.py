@@ -23,6 +23,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
     try:
         counts = read.counts(conn)
         problems = read.problems(conn)
+        conflicts = _open_conflicts(conn, ws)
     finally:
         conn.close()
     errors = [p for p in problems if p.severity == "error"]
@@ -33,7 +34,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
              "files_removed": report.removed}
     if as_json:
         emit_json({"root": str(ws.root), "files": report.files, "memories": counts,
-                   "cache": cache, "errors": len(errors),
+                   "cache": cache, "conflicts": conflicts, "errors": len(errors),
                    "warnings": len(problems) - len(errors),
                    "problems": [p.to_dict() for p in problems]})
         return 0
@@ -47,9 +48,25 @@ def command(ctx: click.Context, as_json: bool) -> int:
     state = ("fresh" if report.was_fresh else
              f"updated now: {report.read} file(s) read, {report.removed} removed")
     click.echo(f"\ncache: {cache['path']} ({cache['bytes'] // 1024} KiB), {state}")
+    scanned = "" if conflicts["last_scan"] else " (never scanned: run `dmm conflicts scan`)"
+    click.echo(f"conflicts: {conflicts['unresolved']} unresolved{scanned}"
+               + (" (memories changed since the last scan)" if conflicts["stale"] else ""))
     click.echo(f"problems: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)")
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         click.echo(f"  {p}")
     if len(problems) > MAX_PROBLEMS_SHOWN:
         click.echo(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more: run `dmm validate`")
     return 0
+
+
+def _open_conflicts(conn, ws) -> dict:
+    """Conflicts as the last scan left them (status never scans: it must stay fast)."""
+    from dmm.conflicts import store
+
+    decided = store.decisions(ws.conflicts_dir)
+    ids = [r[0] for r in conn.execute("SELECT conflict_id FROM conflicts")]
+    unresolved = sum(decided.get(i, {}).get("status") not in ("dismissed", "resolved")
+                     for i in ids)
+    last = store.scans(conn, 1)
+    return {"unresolved": unresolved, "last_scan": last[0]["started_at"] if last else None,
+            "stale": bool(last) and store.needs_scan(conn)}

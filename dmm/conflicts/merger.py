@@ -49,7 +49,8 @@ def merge(candidates: list[Candidate], features: dict[str, Features], min_confid
         lead = max((c for c in typed if c.type == kind or kind == "scope_overlap"),
                    key=lambda c: c.score, default=typed[0])
         # the newer (or superseding) memory is primary
-        newer_first = sorted((fa, fb), key=lambda f: (f.memory.created or 0, f.id), reverse=True)
+        newer_first = sorted((fa, fb), key=lambda f: (str(f.memory.created or ""), f.id),
+                             reverse=True)
         memories = [_memory(newer_first[0], "primary"), _memory(newer_first[1], "secondary")]
         statements = next((c.statements for c in typed if any(c.statements)), ("", ""))
         description = (f"{kind.replace('_', ' ')}: {fa.memory.title!r} ({a}) vs "

@@ -9,6 +9,7 @@ flag) are JSON files under .dmm/conflicts/, committed to git, so they survive
 from __future__ import annotations
 
 import json
+import marshal
 import sqlite3
 from pathlib import Path
 
@@ -44,10 +45,8 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
                           c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
                           c.detected_at, scan_id))
-        files = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
-        if files:
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_files', ?)",
-                         (files[0],))
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
+                     (marshal.dumps(_digests(conn)),))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -65,30 +64,26 @@ def scans(conn: sqlite3.Connection, limit: int = 20) -> list[dict]:
         "SELECT record FROM conflict_scans ORDER BY started_at DESC LIMIT ?", (limit,))]
 
 
-def needs_scan(conn: sqlite3.Connection) -> bool:
-    """True when memories changed since the last scan, or no scan ever ran on this cache."""
-    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('files', 'scanned_files')"))
-    return rows.get("files") != rows.get("scanned_files") or not conn.execute(
-        "SELECT 1 FROM conflict_scans LIMIT 1").fetchone()
+def _digests(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT id || ' ' || path, digest FROM memories"))
 
 
 def changed_since_scan(conn: sqlite3.Connection) -> set[str] | None:
-    """Ids of memories whose files changed since the last scan (None: never scanned)."""
-    import marshal
-
-    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('files', 'scanned_files')"))
-    if "scanned_files" not in rows or not conn.execute(
-            "SELECT 1 FROM conflict_scans LIMIT 1").fetchone():
+    """Ids of memories added or changed since the last scan (None: never scanned here)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
+    if row is None:
         return None
-    before, after = marshal.loads(rows["scanned_files"]), marshal.loads(rows.get("files", b"\0"))
-    paths = [p for p in set(before) | set(after) if before.get(p) != after.get(p)]
-    ids = set()
-    for start in range(0, len(paths), 500):
-        chunk = paths[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        ids |= {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE path IN ({marks})",
-                                           chunk)}
-    return ids
+    before, now = marshal.loads(row[0]), _digests(conn)
+    changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
+    if set(before) - set(now):
+        changed.add("")  # a memory went away: its conflicts must go (store.save drops them)
+    return changed
+
+
+def needs_scan(conn: sqlite3.Connection) -> bool:
+    """True when memories changed since the last scan, or no scan ever ran on this cache."""
+    changed = changed_since_scan(conn)
+    return changed is None or bool(changed)
 
 
 def detected(conn: sqlite3.Connection, memory_ids: list[str] | None = None) -> list[Conflict]:
@@ -152,3 +147,18 @@ def with_decisions(detected_conflicts: list[Conflict], decided: dict[str, dict],
                              for m, r in zip(mems, ("primary", "secondary"))],
                             "flagged", d.get("at", ""), ["manual"], d))
     return out
+
+
+def among(conn: sqlite3.Connection, memory_ids: list[str], conflicts_dir: Path) -> list[Conflict]:
+    """Open conflicts between memories of ``memory_ids`` (for Memory Pack warnings): reads only
+    the cache's conflicts table, and decision files only when there is something to check."""
+    if len(memory_ids) < 2:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    found = [from_dict(json.loads(r[0])) for r in conn.execute(
+        f"SELECT record FROM conflicts WHERE a IN ({marks}) AND b IN ({marks})",
+        memory_ids + memory_ids)]
+    if not found:
+        return []
+    decided = decisions(conflicts_dir)
+    return [c for c in found if decided.get(c.conflict_id, {}).get("status") != "dismissed"]

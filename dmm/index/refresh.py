@@ -165,13 +165,22 @@ def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
     weights, length = posting_weights(m)
     cur = conn.execute(
         "INSERT INTO memories(path, id, title, tags, scope, priority, confidence, status,"
-        " created, expires, supersedes, related, tokens, length)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " created, expires, supersedes, related, tokens, digest, length)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (m.path, m.id, m.title, json.dumps(m.tags), m.scope, m.priority, m.confidence,
          m.status, m.created.isoformat() if m.created else None,
          m.expires.isoformat() if m.expires else None, json.dumps(m.supersedes),
-         json.dumps(m.related), m.tokens, length))
+         json.dumps(m.related), m.tokens, _digest(m), length))
     doc = cur.lastrowid
     conn.execute("INSERT INTO bodies(doc, body) VALUES (?, ?)", (doc, m.body))
     conn.executemany("INSERT INTO postings(term, doc, weight) VALUES (?, ?, ?)",
                      [(term, doc, w) for term, w in weights.items()])
+
+
+def _digest(m: Memory) -> str:
+    """Fingerprint of everything a conflict analyzer reads from a memory."""
+    import hashlib
+
+    fields = (m.id, m.path, m.scope, m.status, m.confidence, str(m.created), str(m.priority),
+              " ".join(m.tags), " ".join(m.supersedes), m.body)
+    return hashlib.sha1("\x1f".join(fields).encode()).hexdigest()

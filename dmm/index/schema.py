@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 DDL = """
 CREATE TABLE memories (
@@ -18,6 +18,7 @@ CREATE TABLE memories (
     supersedes TEXT NOT NULL,   -- JSON list
     related TEXT NOT NULL,      -- JSON list
     tokens INTEGER NOT NULL,
+    digest TEXT NOT NULL,       -- sha1 of the memory's text: what a conflict scan saw
     length REAL NOT NULL        -- field-weighted length in terms
 );
 CREATE INDEX memories_id ON memories(id);

@@ -3,7 +3,8 @@
 approved  no errors, confident enough
 modified  approved after auto-fixes, committed on the proposal branch first
 rejected  an error that is not auto-fixable (invalid schema, a duplicate ...)
-deferred  baseline touched, or confidence below review.defer_below_confidence
+deferred  baseline touched, a conflict with the store, or confidence below
+          review.defer_below_confidence
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class ReviewResult:
     reason: str = ""
     review_duration_ms: int = 0
     committed: dict | None = None  # the Decision, once acted on
+    notices: list[str] = field(default_factory=list)  # e.g. new conflicts after the merge
 
     def to_dict(self) -> dict:
         return {"proposal_id": self.proposal_id, "decision": self.decision,
@@ -45,7 +47,8 @@ class ReviewResult:
                                       "similarity": round(s.similarity, 3)}
                                      for s in self.similar_memories],
                 "checks_performed": self.checks_performed, "reason": self.reason,
-                "review_duration_ms": self.review_duration_ms, "committed": self.committed}
+                "review_duration_ms": self.review_duration_ms, "committed": self.committed,
+                "notices": self.notices}
 
 
 def review(ws: Workspace, proposal_id: str) -> ReviewResult:
@@ -82,6 +85,9 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
         result.reason = "; ".join(i.message for i in errors)
     elif any(i.category == "baseline" for i in issues):
         result.decision, result.reason = "deferred", "baseline change: a person decides"
+    elif any(i.category == "conflicts" for i in issues):
+        result.decision = "deferred"
+        result.reason = "it would conflict with memories in the store: a person decides"
     elif result.confidence < ws.config["review"]["defer_below_confidence"]:
         result.decision = "deferred"
         result.reason = f"{len(warnings)} warnings: a person should look at it"
@@ -102,7 +108,9 @@ def process(ws: Workspace, proposal_id: str) -> ReviewResult:
                          "Whitespace and tags normalised by the reviewer.")
         done = decide.approve(ws, proposal_id, decision=result.decision, reviewer=REVIEWER,
                               confidence=result.confidence, issues=notes)
-        after_approval(ws, done.changed_paths)
+        notice = after_approval(ws)
+        if notice:
+            result.notices.append(notice)
     else:
         done = decide.close(ws, proposal_id, decision=result.decision, reviewer=REVIEWER,
                             reason=result.reason, issues=notes)
@@ -110,7 +118,10 @@ def process(ws: Workspace, proposal_id: str) -> ReviewResult:
     return result
 
 
-def after_approval(ws: Workspace, changed_paths: list[str]) -> None:
-    """Runs after every approval: refresh the cache. The conflict scan hooks in here too."""
-    conn, _ = open_fresh(ws)
-    conn.close()
+def after_approval(ws: Workspace) -> str | None:
+    """Runs after every approval, as the git hooks would after a commit (plumbing commits run
+    no hooks): refresh the cache and scan the changed memories for conflicts. Returns the
+    hook's notice about new conflicts, if any."""
+    from dmm.hooks.run import run
+
+    return run(ws)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from dmm.index import read
@@ -59,6 +60,7 @@ class Pack:
     excluded_total: int
     candidates: int
     warnings: list[str]
+    conflicts: list = field(default_factory=list)  # open conflicts among the packed memories
 
     @property
     def baseline_tokens(self) -> int:
@@ -82,10 +84,14 @@ class Pack:
                 "baseline": [e.to_dict() for e in self.baseline],
                 "retrieved": [e.to_dict() for e in self.retrieved],
                 "excluded": [e.to_dict(with_content=False) for e in self.excluded],
-                "stats": self.stats(), "warnings": self.warnings}
+                "stats": self.stats(), "warnings": self.warnings,
+                "conflicts": [c.to_dict() for c in self.conflicts]}
 
 
-def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg: dict) -> Pack:
+def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg: dict,
+               conflicts_dir: Path | None = None) -> Pack:
+    """The Memory Pack for ``task``; with ``conflicts_dir``, warns about known conflicts
+    among the packed memories (detected by the last scan, dismissals honoured)."""
     today = opts.today.isoformat()
     baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in read.memories(
         conn, "WHERE scope = 'baseline' AND status = 'active' AND confidence != 'deprecated'"
@@ -116,9 +122,20 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
                 for r in listed]
     if not ranked:
         warnings.append("no memory matched the task: try other words, or check `dmm status`")
+    found = []
+    if conflicts_dir is not None:
+        from dmm.conflicts.store import among
+
+        found = among(conn, [e.memory.id for e in baseline + retrieved], conflicts_dir)
+        if found:
+            warnings.append(f"{len(found)} conflict(s) exist among these memories: "
+                            + "; ".join(f"{c.conflict_id}: {c.memories[0].memory_id} <> "
+                                        f"{c.memories[1].memory_id} ({c.type})" for c in found)
+                            + ". Check them before relying on either side "
+                              "(`dmm conflicts show ID`)")
     return Pack(task=task, budget=opts.budget, baseline=baseline, retrieved=retrieved,
                 excluded=excluded, excluded_total=len(excluded_r), candidates=len(ranked),
-                warnings=warnings)
+                warnings=warnings, conflicts=found)
 
 
 def _candidate_filter(opts: PackOptions) -> tuple[str, list]:

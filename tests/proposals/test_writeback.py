@@ -204,7 +204,9 @@ def test_reviewer_decisions(committed):
     pid = propose(committed, "propose", "--path", "project/db/alembic.md", "--reason", "r",
                   content=new_memory(body.split("\n", 1)[0], body.split("\n", 1)[1],
                                      tags="[database]"))["proposal_id"]
-    result = json.loads(committed.dmm("review", "process", "--id", pid, "--json").stdout)
+    proc = committed.dmm("review", "process", "--id", pid, "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
     assert result["decision"] == "rejected"
     assert any(i["category"] == "duplicate" and i["severity"] == "error"
                for i in result["issues"])

@@ -42,6 +42,6 @@ class ReviewContext:
 
 
 def all_checks() -> list:
-    from dmm.proposals.checks import baseline, duplicate, quality, schema
+    from dmm.proposals.checks import baseline, conflicts, duplicate, quality, schema
 
-    return [schema, quality, duplicate, baseline]
+    return [schema, quality, duplicate, conflicts, baseline]

@@ -1,0 +1,1 @@
+"""Git hook shims: install, uninstall, status, and the entry point the shims call."""
