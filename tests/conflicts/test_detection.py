@@ -1,0 +1,118 @@
+"""Conflict analyzers and scans on small labelled stores of our own (not the eval cases)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dmm import config
+from dmm.conflicts.scanner import scan
+from dmm.index.refresh import open_fresh
+from tests.conftest import git
+
+
+def detect(repo) -> dict[tuple[str, str], str]:
+    conn, _ = open_fresh(repo.ws)
+    try:
+        scan(conn, config.DEFAULTS["conflicts"])
+        rows = conn.execute("SELECT a, b, type FROM conflicts").fetchall()
+    finally:
+        conn.close()
+    return {(a, b): t for a, b, t in rows}
+
+
+def add(repo, path, mem_id, title, body, **kw):
+    repo.add(path, mem_id, title, body, extra=f"created: {mem_id[4:14].replace('_', '-')}\n"
+             + kw.pop("extra", ""), **kw)
+
+
+def test_supersession_problems(repo):
+    add(repo, "project/a.md", "mem_2025_01_01_001", "Old runtime rule", "Use Node 18.")
+    add(repo, "project/b.md", "mem_2025_06_01_001", "New runtime rule", "Use Node 22.",
+        extra="supersedes: [mem_2025_01_01_001]\n")  # orphaned: a is still active
+    add(repo, "project/c.md", "mem_2025_02_01_001", "Branching A", "Trunk.",
+        extra="supersedes: [mem_2025_02_01_002]\n")
+    add(repo, "project/d.md", "mem_2025_02_01_002", "Branching B", "GitFlow.",
+        extra="supersedes: [mem_2025_02_01_001]\n")  # circular
+    add(repo, "deprecated/e.md", "mem_2025_03_01_001", "Old logging", "stdlib logging.",
+        status="deprecated")
+    add(repo, "project/f.md", "mem_2025_04_01_001", "Logging with structlog", "structlog.",
+        extra="supersedes: [mem_2025_03_01_001]\n")
+    add(repo, "project/g.md", "mem_2025_05_01_001", "Logging with loguru", "loguru.",
+        extra="supersedes: [mem_2025_03_01_001]\n")  # contested with f
+    add(repo, "deprecated/h.md", "mem_2025_07_01_001", "Use pnpm", "pnpm.", status="deprecated",
+        extra="supersedes: [mem_2025_07_01_002]\n")
+    add(repo, "project/i.md", "mem_2025_07_01_002", "Use npm", "npm ci.")  # incomplete
+    add(repo, "deprecated/j.md", "mem_2024_01_01_001", "Flags in env", "env vars.",
+        status="deprecated")
+    add(repo, "project/k.md", "mem_2025_08_01_001", "Flags in Unleash", "Unleash.",
+        extra="supersedes: [mem_2024_01_01_001]\n")  # a proper chain: fine
+    found = detect(repo)
+    assert found == {
+        ("mem_2025_01_01_001", "mem_2025_06_01_001"): "supersession",
+        ("mem_2025_02_01_001", "mem_2025_02_01_002"): "supersession",
+        ("mem_2025_04_01_001", "mem_2025_05_01_001"): "supersession",
+        ("mem_2025_07_01_001", "mem_2025_07_01_002"): "supersession",
+    }
+
+
+UPLOAD = ("Uploads through the public gateway are refused above the size ceiling, answered with "
+          "status 413. The ceiling covers multipart and JSON bodies alike.")
+
+
+def test_value_change_with_other_units_is_a_contradiction(repo):
+    add(repo, "project/a.md", "mem_2025_01_10_001", "Upload size ceiling on the gateway",
+        f"The ceiling is 8 MB. {UPLOAD}", tags="[uploads, limits]")
+    add(repo, "project/b.md", "mem_2025_03_10_001", "Upload size ceiling of the gateway",
+        f"The ceiling is 50,000,000 bytes. {UPLOAD}", tags="[uploads, limits]")
+    assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_03_10_001"): "contradictory"}
+
+
+def test_the_same_value_in_other_units_is_no_contradiction(repo):
+    add(repo, "project/a.md", "mem_2025_01_10_001", "Upload size ceiling on the gateway",
+        f"The ceiling is 10 MiB. {UPLOAD}", tags="[uploads, limits]")
+    add(repo, "project/b.md", "mem_2025_03_10_001", "Upload size ceiling of the gateway",
+        f"The ceiling is 10,485,760 bytes. {UPLOAD}", tags="[uploads, limits]")
+    assert set(detect(repo).values()) <= {"duplicate"}
+
+
+def test_a_newer_memory_recording_a_migration_makes_the_older_stale(repo):
+    add(repo, "project/a.md", "mem_2025_01_10_001", "Jobs are queued in Beanstalkd",
+        "Background jobs are queued in Beanstalkd and picked up by the worker pool.",
+        tags="[jobs, queue]")
+    add(repo, "project/b.md", "mem_2026_01_10_001", "Background jobs moved to SQS",
+        "In January we migrated the job queue from Beanstalkd to SQS; the workers now poll SQS.",
+        tags="[jobs, queue]")
+    assert detect(repo) == {("mem_2025_01_10_001", "mem_2026_01_10_001"): "stale"}
+
+
+def test_the_same_rule_in_two_scopes(repo):
+    body = ("Run the whole test suite locally before every push, so that the main branch stays "
+            "green and reviewers never chase failures that a local run would have caught.")
+    add(repo, "global/a.md", "mem_2025_01_10_001", "Run the full test suite before pushing",
+        body, scope="global", tags="[testing, workflow]")
+    add(repo, "project/b.md", "mem_2025_05_10_001", "Run all tests before pushing",
+        body.replace("whole", "complete"), tags="[testing, workflow]")
+    assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_05_10_001"): "scope_overlap"}
+
+
+def test_unrelated_memories_and_ephemeral_pairs_are_quiet(repo):
+    add(repo, "project/a.md", "mem_2025_01_10_001", "Invoices are numbered per year",
+        "Invoice numbers restart every January.", tags="[invoices]")
+    add(repo, "project/b.md", "mem_2025_01_11_001", "Logs are JSON lines",
+        "Every service logs JSON objects to stdout.", tags="[logging]")
+    add(repo, "ephemeral/c.md", "mem_2026_03_10_001", "Staging database is down",
+        "The staging database is not reachable this morning.", scope="ephemeral")
+    add(repo, "ephemeral/d.md", "mem_2026_03_10_002", "Staging database is reachable again",
+        "The staging database is reachable again since noon.", scope="ephemeral")
+    assert detect(repo) == {}
+
+
+def test_negation_cues_respect_word_boundaries():
+    from dmm.conflicts.features import NEGATION
+
+    assert NEGATION.search("Do not push to main") and NEGATION.search("Nunca hagas push")
+    assert NEGATION.search("Niemals direkt pushen") and NEGATION.search("不要直接推送")
+    assert not NEGATION.search("A note about nothingness") or NEGATION.search("nothing")
+    assert not NEGATION.search("Take notes and do the knot")

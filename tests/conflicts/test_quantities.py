@@ -1,0 +1,46 @@
+"""Units are normalised before values are compared."""
+
+from __future__ import annotations
+
+import pytest
+
+from dmm.conflicts.quantities import quantities, same_value, versions
+
+
+def one(text: str):
+    found = quantities(text)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("a, b", [
+    ("3600 seconds", "one hour"), ("10,485,760 bytes", "10 MiB"), ("2 weeks", "a fortnight"),
+    ("90 minutes", "5400 s"), ("1 GB", "one gigabyte"), ("30 second timeout", "30000 ms"),
+])
+def test_equal_amounts_in_other_units(a, b):
+    qa, qb = one(a), one(b)
+    assert qa.dimension == qb.dimension
+    assert same_value(qa.value, qb.value)
+
+
+@pytest.mark.parametrize("a, b", [("5 MB", "20,000,000 bytes"), ("15 minutes", "3600 seconds"),
+                                  ("3 projects", "five projects")])
+def test_different_amounts(a, b):
+    qa, qb = one(a), one(b)
+    assert qa.dimension == qb.dimension and not same_value(qa.value, qb.value)
+
+
+def test_counts_are_bound_to_their_noun():
+    assert one("3 projects").dimension == "count:project"
+    assert one("2 members").dimension != one("2 projects").dimension
+
+
+def test_versions_are_not_counts():
+    assert quantities("Python 3.9 and Node.js 22") == []
+    assert [(v.name, v.version) for v in versions("Python 3.12 and PostgreSQL 16")] == [
+        ("python", "3.12"), ("postgresql", "16")]
+
+
+def test_articles_count_only_before_a_unit():
+    assert quantities("a service and an API") == []
+    assert one("an hour").value == 3600
