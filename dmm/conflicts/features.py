@@ -24,9 +24,9 @@ NEGATION = re.compile(
     r"ninguna)\b|不|没有|禁止|不要|不得|无需|切勿", re.I)
 CHANGE = re.compile(
     r"\b(moved|migrated|migration|switched|replaced|replaces|upgraded|upgrade|took over|"
-    r"taken over|no longer|instead of|retired|sunset|switched off|turned off|decommissioned|"
-    r"reorg|reorganisation|reorganization|since|as of|now|umgestellt|ersetzt|migriert|"
-    r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*|ahora)\b|迁移|改为|替换|现在", re.I)
+    r"taken over|no longer|retired|sunset|switched off|turned off|decommissioned|"
+    r"reorg|reorganisation|reorganization|umgestellt|ersetzt|migriert|"
+    r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*)\b|迁移|改为|替换", re.I)
 CONCLUDED = re.compile(r"\b(complete|completed|finished|done|is over|abgeschlossen|"
                        r"completad[oa]|terminad[oa])\b|完成", re.I)
 
@@ -39,6 +39,7 @@ class Features:
     quantities: list[Quantity] = field(default_factory=list)
     versions: list[Version] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
+    contexts: list[set[str]] = field(default_factory=list)  # terms of each quantity's sentence
     negated_title: bool = False
     change_sentences: list[str] = field(default_factory=list)
 
@@ -63,13 +64,22 @@ def build(memories: list[Memory]) -> dict[str, Features]:
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         body = m.body
         sentences = split_sentences(body)
+        qs = quantities(body)
+        title_terms = set(terms(m.title))
         out[m.id] = Features(
             memory=m, vector={t: v / norm for t, v in vec.items()},
-            title_terms=set(terms(m.title)), quantities=quantities(body),
+            title_terms=title_terms, quantities=qs,
+            contexts=[set(terms(_sentence_at(body, q.start))) | title_terms for q in qs],
             versions=versions(body), sentences=sentences,
             negated_title=bool(NEGATION.search(m.title)),
             change_sentences=[s for s in sentences + [m.title] if CHANGE.search(s)])
     return out
+
+
+def _sentence_at(text: str, pos: int) -> str:
+    start = max(text.rfind(". ", 0, pos), text.rfind("\n", 0, pos)) + 1
+    ends = [i for i in (text.find(". ", pos), text.find("\n", pos)) if i != -1]
+    return text[start:min(ends) if ends else len(text)]
 
 
 def cosine(a: Features, b: Features) -> float:

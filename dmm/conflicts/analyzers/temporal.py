@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import CONCLUDED
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
@@ -39,7 +38,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         for sentence in new.change_sentences:
             named = (_names(sentence) | {v.name for v in new.versions}) & old_names
             about = set(terms(sentence)) & old_terms
-            if named and (about or CONCLUDED.search(sentence) or len(named) > 1):
+            if named and about:
                 out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
                                      f"{new.id} ({new.memory.created}) records a change: "
                                      f"{sentence[:160]!r}", (old.memory.title, sentence)))

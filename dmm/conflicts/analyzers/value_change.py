@@ -14,6 +14,16 @@ from dmm.conflicts.quantities import same_value
 NAME = "value_change"
 
 
+def _in_title(f, text: str) -> bool:
+    return text.split()[0] in f.memory.title
+
+
+def _version_range(f, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    found = sorted(tuple(int(x) for x in v.version.split(".")) for v in f.versions
+                   if v.name == name)
+    return found[0], found[-1]
+
+
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["value_similarity"]
     out = []
@@ -22,19 +32,29 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             continue
         fa, fb = ctx.features[a], ctx.features[b]
         differing, agreeing = [], []
-        dims_a = {q.dimension for q in fa.quantities}
-        for dim in dims_a & {q.dimension for q in fb.quantities}:
-            qa = [q for q in fa.quantities if q.dimension == dim]
-            qb = [q for q in fb.quantities if q.dimension == dim]
-            if any(same_value(x.value, y.value) for x in qa for y in qb):
+        for dim in {q.dimension for q in fa.quantities} & {q.dimension for q in fb.quantities}:
+            qa = [(q, c) for q, c in zip(fa.quantities, fa.contexts) if q.dimension == dim]
+            qb = [(q, c) for q, c in zip(fb.quantities, fb.contexts) if q.dimension == dim]
+            if any(same_value(x.value, y.value) for x, _ in qa for y, _ in qb):
                 agreeing.append(dim)
-            else:
-                differing.append((qa[0].text, qb[0].text))
-        for va in fa.versions:
-            for vb in fb.versions:
-                if va.name == vb.name and va.version != vb.version and not any(
-                        v.name == va.name and v.version == vb.version for v in fa.versions):
-                    differing.append((va.text, vb.text))
+                continue
+            # bind the subject: the two values must be said about shared words, and one of
+            # them must be the point of its memory (in the title) unless the pair is close
+            for x, cx in qa:
+                y, cy = next(((y, cy) for y, cy in qb if cx & cy), (None, None))
+                if y is not None and (sim >= 0.3 or _in_title(fa, x.text)
+                                      or _in_title(fb, y.text)):
+                    differing.append((x.text, y.text))
+                    break
+        names = {v.name for v in fa.versions} & {v.name for v in fb.versions}
+        for name in sorted(names):
+            if name not in fa.memory.title.lower() and name not in fb.memory.title.lower():
+                continue
+            lo_a, hi_a = _version_range(fa, name)
+            lo_b, hi_b = _version_range(fb, name)
+            if hi_a < lo_b or hi_b < lo_a:  # no version in common, ranges included
+                differing.append((f"{name} {'.'.join(map(str, hi_a))}",
+                                  f"{name} {'.'.join(map(str, hi_b))}"))
         if differing:
             x, y = differing[0]
             score = min(0.9, 0.45 + sim + 0.1 * (len(differing) - 1))
