@@ -27,6 +27,15 @@ CHANGE = re.compile(
     r"taken over|no longer|retired|sunset|switched off|turned off|decommissioned|"
     r"reorg|reorganisation|reorganization|umgestellt|ersetzt|migriert|"
     r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*)\b|迁移|改为|替换", re.I)
+# "from X to Y": what a change left behind (X) and what it moved to (Y)
+TRANSITION = re.compile(r"\bfrom\s+([A-Z][\w.+#-]+)(?:\s+\w+){0,3}?\s+to\s+([A-Z][\w.+#-]+)")
+# A directive tells the reader what to do (a rule); a fact describes how things are. A newer
+# memory recording a change makes an old fact stale, but contradicts an old rule.
+DIRECTIVE = re.compile(
+    r"^\s*(use|do|don't|never|always|keep|run|give|install|indent|format|prefer|avoid|ask|"
+    r"write|put|store|make|add|set|send|call|retry|wrap|follow|name|mark|open|push|merge|"
+    r"commit|deploy|release|no)\b|\b(must|should|shall|may|never|always|only|required|"
+    r"not allowed|forbidden)\b", re.I)
 CONCLUDED = re.compile(r"\b(complete|completed|finished|done|is over|abgeschlossen|"
                        r"completad[oa]|terminad[oa])\b|完成", re.I)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from dmm.conflicts.features import Features
+from dmm.conflicts.features import DIRECTIVE, Features
 from dmm.conflicts.model import Candidate, Conflict, ConflictMemory, conflict_id, pair_key
 
 ORDER = ("supersession", "stale", "contradictory", "scope_overlap", "duplicate")
@@ -38,6 +38,10 @@ def merge(candidates: list[Candidate], features: dict[str, Features], min_confid
         fa, fb = features[a], features[b]
         if kind == "contradictory" and fa.memory.scope != fb.memory.scope:
             kind = "scope_overlap"  # the same rule in two scopes, diverging
+        if kind == "stale":
+            older = min((fa, fb), key=lambda f: str(f.memory.created or ""))
+            if DIRECTIVE.search(older.memory.title):
+                kind = "contradictory"  # a change recorded next to a rule still in force
         if kind == "duplicate" and "contradictory" in kinds:
             continue  # unreachable by ORDER; kept for clarity of intent
         remaining = 1.0

@@ -99,9 +99,20 @@ def quantities(text: str) -> list[Quantity]:
     return out
 
 
+_MORE_VERSIONS = re.compile(r"\s*(?:to|through|and|or|,|-|–)\s*v?(\d+(?:\.\d+){0,2})\b(?![.,]\d)")
+
+
 def versions(text: str) -> list[Version]:
-    return [Version(m.group(1).lower().rstrip(".-"), m.group(2), m.group(0), m.start())
-            for m in _VERSION.finditer(text)]
+    """Product versions; "Python 3.9 to 3.13" and "3.9, 3.11 and 3.13" give every version."""
+    out = []
+    for m in _VERSION.finditer(text):
+        name = m.group(1).lower().rstrip(".-")
+        out.append(Version(name, m.group(2), m.group(0), m.start()))
+        pos = m.end()
+        while (more := _MORE_VERSIONS.match(text, pos)):
+            out.append(Version(name, more.group(1), f"{m.group(1)} {more.group(1)}", more.start(1)))
+            pos = more.end()
+    return out
 
 
 def same_value(a: float, b: float, tolerance: float = 0.06) -> bool:
