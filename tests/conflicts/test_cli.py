@@ -86,9 +86,8 @@ def test_list_scans_changed_memories_by_itself(store):
     store.add("project/node22.md", "mem_2026_02_11_002", "Node.js 22 is the required runtime",
               "The web client now builds with Node.js 22.", tags="[node, frontend]",
               extra="created: 2026-02-11\n")  # the supersedes link removed
-    # rescanned without being asked: two active memories now name different Node versions,
-    # and the newer one says it changed ("now builds with"): the older is stale
-    assert [c["type"] for c in listed(store)["conflicts"]] == ["stale"]
+    # rescanned without being asked: two active memories now require different Node versions
+    assert [c["type"] for c in listed(store)["conflicts"]] == ["contradictory"]
     store.memory.joinpath("project/node18.md").unlink()
     assert listed(store)["total"] == 0
 
