@@ -90,24 +90,21 @@ def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:
 
     ws, conn = _open(ctx)
     try:
-        found = conflicts(ws, conn, [memory] if memory else None)
+        chosen, total = conflicts(ws, conn, [memory] if memory else None, status=status,
+                                  type_=type_, min_confidence=min_confidence, limit=limit)
+        summary = stats(ws, conn) if as_json else None
     finally:
         conn.close()
-    open_statuses = ("unresolved", "flagged")
-    chosen = [c for c in found
-              if (status == "all" or c.status == status
-                  or (status == "unresolved" and c.status in open_statuses))
-              and (not type_ or c.type == type_) and c.confidence >= min_confidence]
     if as_json:
-        emit_json({"conflicts": [c.to_dict() for c in chosen[:limit]], "total": len(chosen),
-                   "stats": stats(found)})
+        emit_json({"conflicts": [c.to_dict() for c in chosen], "total": total,
+                   "stats": summary})
     elif not chosen:
         message("No conflicts.")
     else:
-        for c in chosen[:limit]:
+        for c in chosen:
             click.echo(_line(c))
-        if len(chosen) > limit:
-            message(f"... and {len(chosen) - limit} more (--limit)")
+        if total > len(chosen):
+            message(f"... and {total - len(chosen)} more (--limit)")
     return 0
 
 
@@ -121,7 +118,7 @@ def show_cmd(ctx, conflict_id, as_json) -> int:
 
     ws, conn = _open(ctx)
     try:
-        found = [c for c in conflicts(ws, conn) if c.conflict_id == conflict_id]
+        found, _ = conflicts(ws, conn, conflict_id=conflict_id)
     finally:
         conn.close()
     if not found:
@@ -156,7 +153,7 @@ def check_cmd(ctx, memories, as_json) -> int:
         raise InvalidInputError("--memories needs at least one memory id")
     ws, conn = _open(ctx)
     try:
-        found = [c for c in conflicts(ws, conn, ids) if c.status in ("unresolved", "flagged")]
+        found, _ = conflicts(ws, conn, ids, status="unresolved")
     finally:
         conn.close()
     if as_json:
@@ -205,7 +202,7 @@ def dismiss_cmd(ctx, conflict_id, reason, as_json) -> int:
 
     ws, conn = _open(ctx)
     try:
-        found = [c for c in conflicts(ws, conn) if c.conflict_id == conflict_id]
+        found, _ = conflicts(ws, conn, conflict_id=conflict_id)
         if not found:
             raise NotFoundError(f"no conflict {conflict_id}")
         ids = [m.memory_id for m in found[0].memories]
@@ -227,11 +224,11 @@ def dismiss_cmd(ctx, conflict_id, reason, as_json) -> int:
 def stats_cmd(ctx, as_json) -> int:
     """Counts of conflicts by type, detection method and status, and the last scans."""
     from dmm.conflicts import store
-    from dmm.conflicts.service import conflicts, stats
+    from dmm.conflicts.service import stats
 
     ws, conn = _open(ctx)
     try:
-        data = stats(conflicts(ws, conn))
+        data = stats(ws, conn)
         data["recent_scans"] = store.scans(conn, 5)
     finally:
         conn.close()

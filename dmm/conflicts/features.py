@@ -63,13 +63,19 @@ def split_sentences(text: str) -> list[str]:
     return [" ".join(p.split()) for p in parts if p and p.strip()]
 
 
-def build(memories: list[Memory]) -> dict[str, Features]:
-    weights = {m.id: posting_weights(m)[0] for m in memories}
-    df = Counter(t for w in weights.values() for t in w)
-    n = len(memories) + 1
+def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = None,
+          df: dict[str, int] | None = None, n: int | None = None) -> dict[str, Features]:
+    """Features of ``memories``. ``weights`` (BM25 term weights by memory id, as in the cache's
+    postings) are computed when not given; ``df`` and ``n`` (document frequencies and store
+    size) default to those of ``memories`` themselves."""
+    if weights is None:
+        weights = {m.id: posting_weights(m)[0] for m in memories}
+    if df is None:
+        df = Counter(t for w in weights.values() for t in w)
+    n = (n or len(memories)) + 1
     out = {}
     for m in memories:
-        vec = {t: w * math.log(1 + n / df[t]) for t, w in weights[m.id].items()}
+        vec = {t: w * math.log(1 + n / df.get(t, 1)) for t, w in weights.get(m.id, {}).items()}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         body = m.body
         sentences = split_sentences(body)

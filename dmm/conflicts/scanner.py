@@ -10,6 +10,7 @@ hands the merged conflicts to the store.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import secrets
 import sqlite3
 import time
@@ -21,6 +22,7 @@ from dmm.conflicts.analyzers import ScanContext, registry
 from dmm.conflicts.features import Features, build, cosine
 from dmm.conflicts.merger import merge
 from dmm.index import read
+from dmm.index.similar import similar_memories
 
 MAX_DF_RATIO = 0.02
 MIN_MAX_DF = 50
@@ -86,6 +88,70 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
     return sorted(out)
 
 
+NEIGHBOURS = 60  # per changed memory, in an incremental scan
+
+
+def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, dict[str, float]]:
+    """BM25 term weights from the cache's postings (no re-tokenising)."""
+    out: dict[int, dict[str, float]] = defaultdict(dict)
+    if docs is None:
+        rows = conn.execute("SELECT doc, term, weight FROM postings")
+        for doc, term, weight in rows:
+            out[doc][term] = weight
+        return out
+    for start in range(0, len(docs), 500):
+        chunk = docs[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for doc, term, weight in conn.execute(
+                f"SELECT doc, term, weight FROM postings WHERE doc IN ({marks})", chunk):
+            out[doc][term] = weight
+    return out
+
+
+def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
+                  ) -> tuple[dict[str, Features], set[str]]:
+    """Features for a scan and the ids it is about.
+
+    A full scan (``focus_ids`` None) reads every memory. An incremental or targeted scan reads
+    only the changed memories, their nearest neighbours by the cache's postings, the memories
+    linked to them by `supersedes`, and the memories that record a move "from X to Y"
+    (reversals), with document frequencies from the whole store; that keeps a hook's scan
+    fast on large stores.
+    """
+    docs = dict(conn.execute("SELECT id, doc FROM memories"))
+    if focus_ids is None:
+        memories = read.memories(conn)
+        by_doc = _weights(conn, None)
+        weights = {m.id: by_doc.get(docs[m.id], {}) for m in memories}
+        return build(memories, weights), {m.id for m in memories}
+    focus = {i for i in focus_ids if i in docs}
+    wanted = set(focus)
+    links = {mid: json.loads(sup) for mid, sup in conn.execute(
+        "SELECT id, supersedes FROM memories")}
+    for mid, olds in links.items():
+        if mid in focus or focus & set(olds):
+            wanted.add(mid)
+            wanted.update(olds)
+    targets = {old for mid in wanted for old in links.get(mid, [])}
+    wanted |= {mid for mid, olds in links.items() if targets & set(olds)}
+    wanted |= {row[0] for row in conn.execute(
+        "SELECT m.id FROM memories m JOIN bodies b ON b.doc = m.doc "
+        "WHERE b.body LIKE '%from %to %' AND m.status = 'active'")}
+    for memory in read.memories_by_doc(conn, [docs[i] for i in focus]).values():
+        wanted |= {s.memory_id for s in similar_memories(conn, memory, limit=NEIGHBOURS)}
+    subset = list(read.memories_by_doc(conn, [docs[i] for i in wanted if i in docs]).values())
+    by_doc = _weights(conn, [docs[m.id] for m in subset])
+    weights = {m.id: by_doc.get(docs[m.id], {}) for m in subset}
+    terms = sorted({t for w in weights.values() for t in w})
+    df: dict[str, int] = {}
+    for start in range(0, len(terms), 500):
+        chunk = terms[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        df.update(conn.execute(f"SELECT term, count(*) FROM postings WHERE term IN ({marks}) "
+                               "GROUP BY term", chunk))
+    return build(subset, weights, df, len(docs)), focus
+
+
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
          focus_ids: set[str] | None = None, methods: list[str] | None = None) -> ScanResult:
     """Scan and store the result. ``focus_ids`` limits incremental and targeted scans."""
@@ -96,9 +162,7 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     if unknown:
         raise ValueError(f"unknown method(s): {', '.join(sorted(unknown))}")
     use = [analyzers[m] for m in (methods or analyzers)]
-    memories = read.memories(conn)
-    features = build(memories)
-    focus = set(features) if focus_ids is None else (set(focus_ids) & set(features))
+    features, focus = load_features(conn, focus_ids)
     pairs = candidate_pairs(features, focus, config["pair_similarity"],
                             config["skip_ephemeral_pairs"])
     ctx = ScanContext(features, pairs, focus, config)

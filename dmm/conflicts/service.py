@@ -61,30 +61,57 @@ def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
             for m in read.memories(conn)}
 
 
+OPEN = ("unresolved", "flagged")
+
+
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,
-              ) -> list[Conflict]:
-    """Current conflicts with their committed decisions (dismissed ones included)."""
+              *, status: str = "all", type_: str | None = None, min_confidence: float = 0.0,
+              conflict_id: str | None = None, limit: int | None = None,
+              ) -> tuple[list[Conflict], int]:
+    """Current conflicts with their committed decisions applied, filtered in SQL so that a
+    store with thousands of conflicts lists its top ones quickly; (page, total matching)."""
     ensure_current(ws, conn)
     decided = store.decisions(ws.conflicts_dir)
-    found = store.detected(conn, memory_ids)
+    closed = {cid for cid, d in decided.items() if d.get("status") not in OPEN}
+    include, exclude = None, set()
+    if status in OPEN:
+        exclude = closed
+    elif status != "all":
+        include = {cid for cid, d in decided.items() if d.get("status") == status}
+    found: list[Conflict] = []
+    total = 0
+    for memory in memory_ids or [None]:
+        page, n = store.query(conn, include=include, exclude=exclude, type_=type_,
+                              memory=memory, min_confidence=min_confidence,
+                              conflict_id=conflict_id, limit=limit)
+        found += [c for c in page if c.conflict_id not in {f.conflict_id for f in found}]
+        total += n
     flagged = {cid: d for cid, d in decided.items() if d.get("status") == "flagged"}
-    mems = _memories(conn) if flagged else {}
-    out = store.with_decisions(found, decided, mems)
-    if memory_ids:
-        out = [c for c in out if {m.memory_id for m in c.memories} & set(memory_ids)]
-    return sorted(out, key=lambda c: (-c.confidence, c.conflict_id))
+    extra = []
+    if flagged and status in ("all", "unresolved", "flagged"):
+        extra = [c for c in store.with_decisions([], flagged, _memories(conn))
+                 if (not memory_ids or {m.memory_id for m in c.memories} & set(memory_ids))
+                 and (not conflict_id or c.conflict_id == conflict_id)
+                 and (not type_ or c.type == type_)
+                 and c.conflict_id not in {f.conflict_id for f in found}]
+    out = store.with_decisions(found, decided, {}) + extra
+    return out[:limit] if limit else out, total + len(extra)
 
 
-def stats(items: list[Conflict]) -> dict:
-    by_type: dict[str, int] = {}
-    by_method: dict[str, int] = {}
-    by_status: dict[str, int] = {}
-    for c in items:
-        by_type[c.type] = by_type.get(c.type, 0) + 1
-        by_method[c.detection_method] = by_method.get(c.detection_method, 0) + 1
-        by_status[c.status] = by_status.get(c.status, 0) + 1
-    avg = sum(c.confidence for c in items) / len(items) if items else 0.0
-    return {"total": len(items), "by_type": by_type, "by_method": by_method,
+def stats(ws: Workspace, conn: sqlite3.Connection) -> dict:
+    """Counts by type, detection method and status over every detected conflict."""
+    ensure_current(ws, conn)
+    decided = store.decisions(ws.conflicts_dir)
+    detected = {r[0] for r in conn.execute("SELECT conflict_id FROM conflicts")}
+    by_status = {"unresolved": len(detected - set(decided))}
+    for cid, d in decided.items():
+        if cid in detected or d.get("status") == "flagged":
+            by_status[d["status"]] = by_status.get(d["status"], 0) + 1
+    avg = conn.execute("SELECT avg(confidence) FROM conflicts").fetchone()[0] or 0.0
+    return {"total": len(detected) + sum(1 for cid, d in decided.items()
+                                         if d.get("status") == "flagged" and cid not in detected),
+            "by_type": store.counts(conn, "type"),
+            "by_method": store.counts(conn, "detection_method"),
             "by_status": by_status, "average_confidence": round(avg, 3)}
 
 

@@ -86,15 +86,6 @@ def needs_scan(conn: sqlite3.Connection) -> bool:
     return changed is None or bool(changed)
 
 
-def detected(conn: sqlite3.Connection, memory_ids: list[str] | None = None) -> list[Conflict]:
-    sql, args = "SELECT record FROM conflicts", []
-    if memory_ids:
-        marks = ",".join("?" * len(memory_ids))
-        sql += f" WHERE a IN ({marks}) OR b IN ({marks})"
-        args = memory_ids + memory_ids
-    return [from_dict(json.loads(r[0])) for r in conn.execute(sql, args)]
-
-
 def from_dict(d: dict) -> Conflict:
     return Conflict(d["conflict_id"], d["type"], d["detection_method"], d["confidence"],
                     d["description"], d["evidence"],
@@ -162,3 +153,40 @@ def among(conn: sqlite3.Connection, memory_ids: list[str], conflicts_dir: Path) 
         return []
     decided = decisions(conflicts_dir)
     return [c for c in found if decided.get(c.conflict_id, {}).get("status") != "dismissed"]
+
+
+def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
+          exclude: set[str] = frozenset(), type_: str | None = None,
+          memory: str | None = None, min_confidence: float = 0.0,
+          conflict_id: str | None = None, limit: int | None = None,
+          ) -> tuple[list[Conflict], int]:
+    """Detected conflicts matching the filters, most confident first, and how many match.
+    ``include`` / ``exclude`` restrict by conflict id (decisions decide those sets)."""
+    where, args = ["confidence >= ?"], [min_confidence]
+    if type_:
+        where.append("type = ?")
+        args.append(type_)
+    if memory:
+        where.append("(a = ? OR b = ?)")
+        args += [memory, memory]
+    if conflict_id:
+        where.append("conflict_id = ?")
+        args.append(conflict_id)
+    if include is not None:
+        where.append(f"conflict_id IN ({','.join('?' * len(include))})")
+        args += sorted(include)
+    if exclude:
+        where.append(f"conflict_id NOT IN ({','.join('?' * len(exclude))})")
+        args += sorted(exclude)
+    sql_where = " AND ".join(where)
+    total = conn.execute(f"SELECT count(*) FROM conflicts WHERE {sql_where}", args).fetchone()[0]
+    sql = (f"SELECT record FROM conflicts WHERE {sql_where} "
+           "ORDER BY confidence DESC, conflict_id")
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [from_dict(json.loads(r[0])) for r in conn.execute(sql, args)], total
+
+
+def counts(conn: sqlite3.Connection, column: str) -> dict[str, int]:
+    assert column in ("type", "detection_method")
+    return dict(conn.execute(f"SELECT {column}, count(*) FROM conflicts GROUP BY {column}"))

@@ -15,14 +15,24 @@ import re
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.features import TRANSITION
 from dmm.conflicts.model import Candidate
-from dmm.text.analyze import terms
+from dmm.text.analyze import STOPWORDS, terms
 
 NAME = "temporal"
-_NAME = re.compile(r"\b[A-Z][A-Za-z0-9.+#-]{2,}\b")
+_NAME = re.compile(r"(?<![\w.-])([A-Z][A-Za-z0-9.+#-]{2,})\b")
+_SENTENCE_START = re.compile(r"(^|[.!?:]\s+|\n\s*[-*]?\s*)$")
 
 
 def _names(text: str) -> set[str]:
-    return {n.lower().rstrip(".") for n in _NAME.findall(text)}
+    """Proper names (products, teams, people): capitalised words that are not just the first
+    word of a sentence, unless they look like a name anyway (RabbitMQ, ADR-12, PostgreSQL)."""
+    out = set()
+    for m in _NAME.finditer(text):
+        word = m.group(1).rstrip(".")
+        shaped = any(c.isupper() or c.isdigit() for c in word[1:])
+        if shaped or not _SENTENCE_START.search(text[max(0, m.start() - 3):m.start()]):
+            if word.lower() not in STOPWORDS:
+                out.add(word.lower())
+    return out
 
 
 def analyze(ctx: ScanContext) -> list[Candidate]:
