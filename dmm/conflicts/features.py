@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from dmm.conflicts.quantities import Quantity, Version, quantities, versions
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
-from dmm.text.analyze import terms
+from dmm.text.analyze import STOPWORDS, terms
 
 NEGATION = re.compile(
     r"\b(not|no|never|don't|do not|doesn't|does not|mustn't|must not|cannot|can't|without|"
@@ -50,7 +50,9 @@ class Features:
     sentences: list[str] = field(default_factory=list)
     contexts: list[set[str]] = field(default_factory=list)  # terms of each quantity's sentence
     negated_title: bool = False
-    change_sentences: list[str] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)  # proper names in title and body
+    # sentences with a change cue: (sentence, its proper names, its terms)
+    changes: list[tuple[str, set[str], set[str]]] = field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -87,7 +89,26 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             contexts=[set(terms(_sentence_at(body, q.start))) | title_terms for q in qs],
             versions=versions(body), sentences=sentences,
             negated_title=bool(NEGATION.search(m.title)),
-            change_sentences=[s for s in sentences + [m.title] if CHANGE.search(s)])
+            names=proper_names(m.title + ". " + body),
+            changes=[(s, proper_names(s), set(terms(s))) for s in sentences + [m.title]
+                     if CHANGE.search(s)])
+    return out
+
+
+_NAME = re.compile(r"(?<![\w.-])([A-Z][A-Za-z0-9.+#-]{2,})\b")
+_SENTENCE_START = re.compile(r"(^|[.!?:]\s+|\n\s*[-*]?\s*)$")
+
+
+def proper_names(text: str) -> set[str]:
+    """Proper names (products, teams, people): capitalised words that are not just the first
+    word of a sentence, unless they look like a name anyway (RabbitMQ, ADR-12, PostgreSQL)."""
+    out = set()
+    for m in _NAME.finditer(text):
+        word = m.group(1).rstrip(".")
+        shaped = any(c.isupper() or c.isdigit() for c in word[1:])
+        if shaped or not _SENTENCE_START.search(text[max(0, m.start() - 3):m.start()]):
+            if word.lower() not in STOPWORDS:
+                out.add(word.lower())
     return out
 
 

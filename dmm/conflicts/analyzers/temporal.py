@@ -10,31 +10,11 @@ reported, because an agent reading it cannot tell which state is current.
 
 from __future__ import annotations
 
-import re
-
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.features import TRANSITION
 from dmm.conflicts.model import Candidate
-from dmm.text.analyze import STOPWORDS, terms
 
 NAME = "temporal"
-_NAME = re.compile(r"(?<![\w.-])([A-Z][A-Za-z0-9.+#-]{2,})\b")
-_SENTENCE_START = re.compile(r"(^|[.!?:]\s+|\n\s*[-*]?\s*)$")
-
-
-def _names(text: str) -> set[str]:
-    """Proper names (products, teams, people): capitalised words that are not just the first
-    word of a sentence, unless they look like a name anyway (RabbitMQ, ADR-12, PostgreSQL)."""
-    out = set()
-    for m in _NAME.finditer(text):
-        word = m.group(1).rstrip(".")
-        shaped = any(c.isupper() or c.isdigit() for c in word[1:])
-        if shaped or not _SENTENCE_START.search(text[max(0, m.start() - 3):m.start()]):
-            if word.lower() not in STOPWORDS:
-                out.add(word.lower())
-    return out
-
-
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["temporal_similarity"]
     out = []
@@ -45,12 +25,10 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         if not (fa.memory.created and fb.memory.created) or fa.memory.created == fb.memory.created:
             continue
         old, new = (fa, fb) if fa.memory.created < fb.memory.created else (fb, fa)
-        old_text = old.memory.title + " " + old.memory.body
-        old_names = _names(old_text) | {v.name for v in old.versions}
-        old_terms = set(terms(old.memory.title))
-        for sentence in new.change_sentences:
-            named = (_names(sentence) | {v.name for v in new.versions}) & old_names
-            about = set(terms(sentence)) & old_terms
+        old_names = old.names | {v.name for v in old.versions}
+        for sentence, sentence_names, sentence_terms in new.changes:
+            named = (sentence_names | {v.name for v in new.versions}) & old_names
+            about = sentence_terms & old.title_terms
             if named and about:
                 out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
                                      f"{new.id} ({new.memory.created}) records a change: "
@@ -68,10 +46,10 @@ def _reversals(ctx: ScanContext) -> list[Candidate]:
     out = []
     for f in active:
         mid = f.id
-        if not (f.change_sentences and (mid in ctx.focus or any(g.id in ctx.focus
+        if not (f.changes and (mid in ctx.focus or any(g.id in ctx.focus
                                                                  for g in active))):
             continue
-        for sentence in f.change_sentences:
+        for sentence, _, _ in f.changes:
             m = TRANSITION.search(sentence)
             if not m:
                 continue
@@ -80,7 +58,7 @@ def _reversals(ctx: ScanContext) -> list[Candidate]:
             for g in active:
                 if g.id == mid or g.memory.scope != f.memory.scope:
                     continue
-                names = _names(g.memory.title + " " + g.memory.body)
+                names = g.names
                 if left in names and g.memory.created > f.memory.created and moved_to not in names:
                     later.append(g)
                 elif left in names and g.memory.created < f.memory.created:
