@@ -20,21 +20,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_foundation import DMM, timed  # noqa: E402
-from generate import generate  # noqa: E402
+from common import DMM, byte_compile, make_repo, timed  # noqa: E402
 
 
 def bench(size: int, runs: int) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"dmm_bench_cf_{size}_"))
     run = lambda *c: subprocess.run(c, cwd=tmp, check=True, capture_output=True)  # noqa
     try:
-        run("git", "init", "-q", "-b", "main")
-        run("git", "config", "user.name", "bench")
-        run("git", "config", "user.email", "bench@example.com")
-        run(*DMM, "init", "--no-hooks")
-        files = generate(tmp / ".dmm" / "memory", size)
-        run("git", "add", "-A")
-        run("git", "commit", "-qm", "store")
+        files = make_repo(tmp, size)
         run(*DMM, "reindex")
         time.sleep(2.1)
         out = {"size": size}
@@ -67,11 +60,7 @@ def bench(size: int, runs: int) -> dict:
 
 
 def main() -> None:
-    import compileall
-
-    import dmm
-
-    compileall.compile_dir(Path(dmm.__file__).parent, quiet=1)
+    byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--runs", type=int, default=5)

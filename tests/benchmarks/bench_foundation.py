@@ -11,46 +11,25 @@ nothing, and `dmm status` on an unchanged store. Figures go to stdout as a markd
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import generate  # noqa: E402
+from common import DMM, byte_compile, make_repo, timed  # noqa: E402
 
-# The console script a user runs, from the same environment as this interpreter.
-DMM = [str(Path(sys.executable).parent / "dmm")]
 QUERIES = ["how do we retry failed payment jobs", "which timeout applies to outbound requests",
            "may I deploy on friday", "where do secrets for the api live",
            "what is the rate limit for tenants"]
 
 
-def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
-    """Wall time (s) and peak RSS (KiB) of one process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.read().decode()}")
-    return elapsed, usage.ru_maxrss
-
-
 def bench(size: int, runs: int) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"dmm_bench_{size}_"))
     try:
-        subprocess.run(["git", "init", "-q"], cwd=tmp, check=True)
-        subprocess.run(DMM + ["init"], cwd=tmp, check=True, capture_output=True)
-        files = generate(tmp / ".dmm" / "memory", size)
-        subprocess.run(["git", "add", "-A"], cwd=tmp, check=True)
-        subprocess.run(["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm",
-                        "store"], cwd=tmp, check=True)
+        files = make_repo(tmp, size)
         out: dict = {"size": size}
         out["python"] = statistics.median(timed([sys.executable, "-c", "pass"], tmp)[0]
                                           for _ in range(runs))
@@ -87,12 +66,7 @@ def bench(size: int, runs: int) -> dict:
 
 
 def main() -> None:
-    # An installed wheel ships byte-compiled modules; an editable checkout run with
-    # PYTHONDONTWRITEBYTECODE=1 would otherwise compile every module on every command.
-    import compileall
-    import dmm
-
-    compileall.compile_dir(Path(dmm.__file__).parent, quiet=1)
+    byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--runs", type=int, default=10)

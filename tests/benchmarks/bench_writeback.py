@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_foundation import DMM, timed  # noqa: E402
-from generate import generate  # noqa: E402
+from common import DMM, byte_compile, make_repo, timed  # noqa: E402
 
 NEW = """---
 tags: [benchmark, retries]
@@ -58,26 +57,15 @@ def usage_log_cost(root: Path, query: str, runs: int) -> list[float]:
 
 
 def main() -> None:
-    import compileall
-
-    import dmm
-
-    compileall.compile_dir(Path(dmm.__file__).parent, quiet=1)
+    byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=10000)
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="dmm_bench_wb_"))
     try:
-        run = lambda *c: subprocess.run(c, cwd=tmp, check=True, capture_output=True)  # noqa
-        run("git", "init", "-q", "-b", "main")
-        run("git", "config", "user.name", "bench")
-        run("git", "config", "user.email", "bench@example.com")
-        run(*DMM, "init")
-        generate(tmp / ".dmm" / "memory", args.size)
-        run("git", "add", "-A")
-        run("git", "commit", "-qm", "store")
-        run(*DMM, "reindex")
+        make_repo(tmp, args.size)
+        subprocess.run(DMM + ["reindex"], cwd=tmp, check=True, capture_output=True)
         time.sleep(2.1)
         propose, process = [], []
         for i in range(args.runs):
