@@ -62,7 +62,8 @@ def run_dmm(*args: str, cwd: Path, input: str | None = None,
     full_env = {**os.environ, **(env or {})}
     full_env.pop("DMM_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "dmm", *args], cwd=cwd, capture_output=True,
-                          text=True, input=input, env=full_env)
+                          text=True, input=input, env=full_env,
+                          stdin=subprocess.DEVNULL if input is None else None)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from dmm import store

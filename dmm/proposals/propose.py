@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from dmm.gitrepo import Git
 from dmm.memory.edit import PatchError, apply_patch, next_id, set_field

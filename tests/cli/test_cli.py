@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 from dmm.errors import ExitCode
-from tests.conftest import git, memory_text, run_dmm
+from tests.conftest import git, run_dmm
 
 
 def no_traceback(proc) -> None:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
 from dmm import config
 from dmm.conflicts.scanner import scan
 from dmm.index.refresh import open_fresh
-from tests.conftest import git
 
 
 def detect(repo) -> dict[tuple[str, str], str]:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import git, memory_text, run_dmm
+from tests.conftest import git, run_dmm
 
 ROOT = Path(__file__).resolve().parents[2]
 

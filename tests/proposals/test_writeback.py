@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import subprocess
 
 import pytest
 
 from dmm.errors import ExitCode
-from tests.conftest import git, memory_text
+from tests.conftest import git
 
 LONG_BODY = """Every error response of the public API is a problem details document with the media
 type application/problem+json and the members type, title, status and detail. Validation
@@ -312,20 +311,12 @@ def test_missing_identity_is_explained(committed, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def _approve_worker(root: str, pid: str, queue) -> None:
-    proc = subprocess.run(["python", "-m", "dmm", "review", "approve", pid, "--json"], cwd=root,
-                          capture_output=True, text=True)
-    queue.put((pid, proc.returncode, proc.stderr))
-
-
 def test_concurrent_approvals_lose_nothing(committed):
     import sys
 
     ids = [propose(committed, "propose", "--path", f"project/c{i}.md", "--reason", "r",
                    content=new_memory(f"Concurrent proposal number {i}", distinct_body(i),
                                       tags=f"[topic{i}]"))["proposal_id"] for i in range(4)]
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
     targets = ids + ids[:2]  # two of them approved twice, at the same time
     procs = []
     for pid in targets:
