@@ -12,7 +12,6 @@ from functools import cached_property
 from pathlib import Path
 
 from dmm import config as config_mod
-from dmm import gitrepo
 from dmm.errors import InvalidInputError, NotInitializedError
 
 DMM_DIR = ".dmm"
@@ -49,7 +48,7 @@ class Workspace:
     @classmethod
     def find(cls, start: Path | None = None, require_init: bool = True) -> "Workspace":
         start = (start or Path.cwd()).resolve()
-        ws = cls(_work_tree_root(start) or gitrepo.toplevel(start))
+        ws = cls(_work_tree_root(start) or _ask_git(start))
         if require_init and not ws.memory_dir.is_dir():
             raise NotInitializedError(f"no dmm memory store in {ws.root}",
                                       hint="run `dmm init` to create .dmm/")
@@ -73,6 +72,12 @@ class Workspace:
         if not resolved.is_relative_to(memory_dir):
             raise InvalidInputError(f"{path} is outside {DMM_DIR}/memory/")
         return resolved.relative_to(memory_dir).as_posix()
+
+
+def _ask_git(start: Path) -> Path:
+    from dmm import gitrepo  # subprocess and friends only when git must decide
+
+    return gitrepo.toplevel(start)
 
 
 def _work_tree_root(start: Path) -> Path | None:

@@ -123,7 +123,7 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     if not ranked:
         warnings.append("no memory matched the task: try other words, or check `dmm status`")
     found = []
-    if conflicts_dir is not None:
+    if conflicts_dir is not None and conn.execute("SELECT 1 FROM conflicts LIMIT 1").fetchone():
         from dmm.conflicts.store import among
 
         found = among(conn, [e.memory.id for e in baseline + retrieved], conflicts_dir)
