@@ -47,6 +47,8 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                           c.detected_at, scan_id))
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
                      (marshal.dumps(_digests(conn)),))
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) SELECT 'scanned_generation', "
+                     "value FROM meta WHERE key = 'generation'")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -81,7 +83,15 @@ def changed_since_scan(conn: sqlite3.Connection) -> set[str] | None:
 
 
 def needs_scan(conn: sqlite3.Connection) -> bool:
-    """True when memories changed since the last scan, or no scan ever ran on this cache."""
+    """True when memories changed since the last scan, or no scan ever ran on this cache.
+
+    Cheap on the common path: when the cache has not re-read any file since the scan (same
+    refresh generation), nothing can have changed; otherwise the memories' digests decide
+    (a file touched without a change of content needs no scan)."""
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
+                             "('generation', 'scanned_generation')"))
+    if rows and rows.get("generation") == rows.get("scanned_generation"):
+        return False
     changed = changed_since_scan(conn)
     return changed is None or bool(changed)
 

@@ -103,6 +103,10 @@ def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None =
                     progress(done, len(changed))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('files', ?)",
                          (marshal.dumps(snapshot),))
+            if removed or changed:
+                # a cheap token that says "memories may have changed" (conflict scans compare it)
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)",
+                             (str(time.time_ns()),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
