@@ -26,6 +26,7 @@ from dmm.index.similar import similar_memories
 
 MAX_DF_RATIO = 0.02
 MIN_MAX_DF = 50
+MIN_SHARED_TERMS = 2
 
 
 @dataclass
@@ -67,12 +68,14 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
         f = features.get(i)
         if f is None or not f.memory.is_active:
             continue
-        neighbours: set[str] = set()
+        shared: dict[str, int] = defaultdict(int)
         for term in f.vector:
             docs = postings.get(term, ())
             if len(docs) <= max_df:
-                neighbours.update(docs)
-        for j in neighbours:
+                for j in docs:
+                    shared[j] += 1
+        # one shared rare word (an id, a number) is chance; two start to be a subject
+        for j in [j for j, n in shared.items() if n >= MIN_SHARED_TERMS]:
             if j == i:
                 continue
             key = (i, j) if i < j else (j, i)
