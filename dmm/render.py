@@ -24,7 +24,6 @@ def _environment():
         # Compiled templates are cached in a private folder of the system temp dir, so a
         # command does not parse its template again on every run.
         bytecode_cache=jinja2.FileSystemBytecodeCache())
-    env.filters["strip_title"] = strip_title
     return env
 
 
@@ -34,14 +33,6 @@ def render(template: str, **context: Any) -> str:
 
 def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=_default) + "\n"
-
-
-def strip_title(body: str) -> str:
-    """The body of a memory without its leading '# ' title line (the template prints it)."""
-    lines = body.lstrip("\n").split("\n", 1)
-    if lines and lines[0].startswith("# "):
-        return lines[1].strip("\n") if len(lines) > 1 else ""
-    return body.strip("\n")
 
 
 def _default(value: Any) -> Any:

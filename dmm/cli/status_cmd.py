@@ -62,11 +62,11 @@ def command(ctx: click.Context, as_json: bool) -> int:
 def _open_conflicts(conn, ws) -> dict:
     """Conflicts as the last scan left them (status never scans: it must stay fast)."""
     from dmm.conflicts import store
+    from dmm.conflicts.model import OPEN
 
-    decided = store.decisions(ws.conflicts_dir)
-    ids = [r[0] for r in conn.execute("SELECT conflict_id FROM conflicts")]
-    unresolved = sum(decided.get(i, {}).get("status") not in ("dismissed", "resolved")
-                     for i in ids)
+    closed = {cid for cid, d in store.decisions(ws.conflicts_dir).items()
+              if d.get("status") not in OPEN}
+    _, unresolved = store.query(conn, exclude=closed, limit=1)
     last = store.scans(conn, 1)
     return {"unresolved": unresolved, "last_scan": last[0]["started_at"] if last else None,
             "stale": bool(last) and store.needs_scan(conn)}

@@ -36,8 +36,6 @@ DIRECTIVE = re.compile(
     r"write|put|store|make|add|set|send|call|retry|wrap|follow|name|mark|open|push|merge|"
     r"commit|deploy|release|no)\b|\b(must|should|shall|may|never|always|only|required|"
     r"not allowed|forbidden)\b", re.I)
-CONCLUDED = re.compile(r"\b(complete|completed|finished|done|is over|abgeschlossen|"
-                       r"completad[oa]|terminad[oa])\b|完成", re.I)
 
 
 @dataclass

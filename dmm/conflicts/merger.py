@@ -42,8 +42,6 @@ def merge(candidates: list[Candidate], features: dict[str, Features], min_confid
             older = min((fa, fb), key=lambda f: str(f.memory.created or ""))
             if DIRECTIVE.search(older.memory.title):
                 kind = "contradictory"  # a change recorded next to a rule still in force
-        if kind == "duplicate" and "contradictory" in kinds:
-            continue  # unreachable by ORDER; kept for clarity of intent
         remaining = 1.0
         for c in group:
             remaining *= 1.0 - c.score

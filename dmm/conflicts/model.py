@@ -9,6 +9,7 @@ TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
            "negation", "temporal", "manual")
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
+OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ import json
 import sqlite3
 
 from dmm.conflicts import store
-from dmm.conflicts.model import Conflict, ConflictMemory, conflict_id, pair_key
+from dmm.conflicts.model import OPEN, Conflict, ConflictMemory, conflict_id, pair_key
 from dmm.conflicts.scanner import ScanResult, scan
 from dmm.errors import InvalidInputError, NotFoundError
 from dmm.gitrepo import Git
@@ -39,9 +39,9 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
         focus = {m.id for m in read.memories(conn) if m.path in rel}
         kind = "incremental"
     elif not full:
-        changed = store.changed_since_scan(conn)
-        if changed is not None:
-            focus, kind = changed, "incremental"
+        delta = store.changed_since_scan(conn)
+        if delta is not None:
+            focus, kind = delta[0], "incremental"
     try:
         with db.write_lock(ws.index_dir):
             return scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods)
@@ -61,9 +61,6 @@ def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
             for m in read.memories(conn)}
 
 
-OPEN = ("unresolved", "flagged")
-
-
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,
               *, status: str = "all", type_: str | None = None, min_confidence: float = 0.0,
               conflict_id: str | None = None, limit: int | None = None,
@@ -78,22 +75,17 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
         exclude = closed
     elif status != "all":
         include = {cid for cid, d in decided.items() if d.get("status") == status}
-    found: list[Conflict] = []
-    total = 0
-    for memory in memory_ids or [None]:
-        page, n = store.query(conn, include=include, exclude=exclude, type_=type_,
-                              memory=memory, min_confidence=min_confidence,
-                              conflict_id=conflict_id, limit=limit)
-        found += [c for c in page if c.conflict_id not in {f.conflict_id for f in found}]
-        total += n
+    found, total = store.query(conn, include=include, exclude=exclude, type_=type_,
+                               memories=memory_ids, min_confidence=min_confidence,
+                               conflict_id=conflict_id, limit=limit)
     flagged = {cid: d for cid, d in decided.items() if d.get("status") == "flagged"}
     extra = []
     if flagged and status in ("all", "unresolved", "flagged"):
+        seen = {f.conflict_id for f in found}
         extra = [c for c in store.with_decisions([], flagged, _memories(conn))
                  if (not memory_ids or {m.memory_id for m in c.memories} & set(memory_ids))
                  and (not conflict_id or c.conflict_id == conflict_id)
-                 and (not type_ or c.type == type_)
-                 and c.conflict_id not in {f.conflict_id for f in found}]
+                 and (not type_ or c.type == type_) and c.conflict_id not in seen]
     out = store.with_decisions(found, decided, {}) + extra
     return out[:limit] if limit else out, total + len(extra)
 

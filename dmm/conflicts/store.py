@@ -70,16 +70,16 @@ def _digests(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT id || ' ' || path, digest FROM memories"))
 
 
-def changed_since_scan(conn: sqlite3.Connection) -> set[str] | None:
-    """Ids of memories added or changed since the last scan (None: never scanned here)."""
+def changed_since_scan(conn: sqlite3.Connection) -> tuple[set[str], bool] | None:
+    """(ids of memories added or changed, whether any memory went away) since the last scan;
+    None when this cache never scanned. A scan of the changed ids also drops the conflicts of
+    memories that went away (store.save), so an empty id set can still need a scan."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
     if row is None:
         return None
     before, now = marshal.loads(row[0]), _digests(conn)
     changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
-    if set(before) - set(now):
-        changed.add("")  # a memory went away: its conflicts must go (store.save drops them)
-    return changed
+    return changed, bool(set(before) - set(now))
 
 
 def needs_scan(conn: sqlite3.Connection) -> bool:
@@ -92,8 +92,8 @@ def needs_scan(conn: sqlite3.Connection) -> bool:
                              "('generation', 'scanned_generation')"))
     if rows and rows.get("generation") == rows.get("scanned_generation"):
         return False
-    changed = changed_since_scan(conn)
-    return changed is None or bool(changed)
+    delta = changed_since_scan(conn)
+    return delta is None or bool(delta[0]) or delta[1]
 
 
 def from_dict(d: dict) -> Conflict:
@@ -167,7 +167,7 @@ def among(conn: sqlite3.Connection, memory_ids: list[str], conflicts_dir: Path) 
 
 def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
           exclude: set[str] = frozenset(), type_: str | None = None,
-          memory: str | None = None, min_confidence: float = 0.0,
+          memories: list[str] | None = None, min_confidence: float = 0.0,
           conflict_id: str | None = None, limit: int | None = None,
           ) -> tuple[list[Conflict], int]:
     """Detected conflicts matching the filters, most confident first, and how many match.
@@ -176,9 +176,10 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
     if type_:
         where.append("type = ?")
         args.append(type_)
-    if memory:
-        where.append("(a = ? OR b = ?)")
-        args += [memory, memory]
+    if memories:
+        marks = ",".join("?" * len(memories))
+        where.append(f"(a IN ({marks}) OR b IN ({marks}))")
+        args += list(memories) * 2
     if conflict_id:
         where.append("conflict_id = ?")
         args.append(conflict_id)

@@ -117,14 +117,11 @@ def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None =
 def index_terms(memory: Memory) -> tuple[Counter, float]:
     """Field-weighted term frequencies of a memory and its weighted length (for BM25)."""
     folders = memory.path.removesuffix(".md").split("/")[1:]
-    body = memory.body
-    if body.lstrip().startswith("#"):
-        body = body.split("\n", 1)[1] if "\n" in body else ""
     fields = {
         "title": memory.title,
         "tags": " ".join(memory.tags).replace("-", " ").replace("_", " "),
         "path": " ".join(folders).replace("-", " ").replace("_", " "),
-        "body": body,
+        "body": memory.content,
     }
     tf: Counter = Counter()
     length = 0.0

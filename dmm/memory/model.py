@@ -54,6 +54,14 @@ class Memory:
     tokens: int = 0
 
     @property
+    def content(self) -> str:
+        """The body without its leading '# ' title line (packs print the title separately)."""
+        lines = self.body.lstrip("\n").split("\n", 1)
+        if lines[0].startswith("# "):
+            return lines[1].strip("\n") if len(lines) > 1 else ""
+        return self.body.strip("\n")
+
+    @property
     def is_active(self) -> bool:
         return self.status == "active" and self.confidence != "deprecated"
 
