@@ -82,6 +82,21 @@ def test_a_newer_memory_recording_a_migration_makes_the_older_stale(repo):
     assert detect(repo) == {("mem_2025_01_10_001", "mem_2026_01_10_001"): "stale"}
 
 
+def test_an_upgrade_leaves_versionless_statements_true_and_stales_old_versions(repo):
+    add(repo, "project/a.md", "mem_2025_01_10_001", "Search runs on Elasticsearch 7",
+        "The product search index runs on Elasticsearch 7 with one shard per tenant.",
+        tags="[search, elasticsearch]")
+    add(repo, "project/b.md", "mem_2025_02_10_001", "Search tests use an Elasticsearch container",
+        "Search tests start an Elasticsearch container through Testcontainers and index fixture "
+        "documents before each test module.", tags="[search, testing]")
+    add(repo, "project/c.md", "mem_2026_01_10_001", "Search was upgraded to Elasticsearch 8",
+        "In January the search cluster was upgraded to Elasticsearch 8; the search tests and the "
+        "index mappings now use Elasticsearch 8 too.", tags="[search, elasticsearch]")
+    found = detect(repo)
+    assert found.get(("mem_2025_01_10_001", "mem_2026_01_10_001")) == "stale"
+    assert ("mem_2025_02_10_001", "mem_2026_01_10_001") not in found
+
+
 def test_the_same_rule_in_two_scopes(repo):
     body = ("Run the whole test suite locally before every push, so that the main branch stays "
             "green and reviewers never chase failures that a local run would have caught.")

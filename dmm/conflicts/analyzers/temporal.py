@@ -3,7 +3,9 @@
 Memories are ordered by their `created` date. When the newer one has a change cue (moved,
 migrated, replaced, upgraded, took over, no longer; German and Spanish too) in a sentence that
 names something the older memory states (a product, a version, a team) and is about the older
-memory's subject, the older memory is stale. A story that goes X -> Y -> X (a memory records the
+memory's subject, the older memory is stale. A new version of a product the older memory names
+without any version leaves it true: "tests run on PostgreSQL" is not made
+stale by "upgraded to PostgreSQL 16". A story that goes X -> Y -> X (a memory records the
 move from X to Y, and a later one still uses X) is a reversal: every pair along the arc is
 reported, because an agent reading it cannot tell which state is current.
 """
@@ -26,8 +28,12 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             continue
         old, new = (fa, fb) if fa.memory.created < fb.memory.created else (fb, fa)
         old_names = old.names | {v.name for v in old.versions}
+        old_versioned = {v.name for v in old.versions}
+        new_versioned = {v.name for v in new.versions}
         for sentence, sentence_names, sentence_terms in new.changes:
-            named = (sentence_names | {v.name for v in new.versions}) & old_names
+            named = (sentence_names | new_versioned) & old_names
+            # a new version of X leaves a statement naming X without a version true
+            named = {n for n in named if n in old_versioned or n not in new_versioned}
             about = sentence_terms & old.title_terms
             if named and about:
                 out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
