@@ -1,8 +1,9 @@
-"""The audit log, read back from git alone: proposals, decisions and (later) resolutions.
+"""The audit log, read back from git alone: proposals, decisions and conflict resolutions.
 
 Every event is a commit whose message carries ``Dmm-*`` trailers: proposal commits on
 dmm/proposals/* (and, once approved, reachable from the branch as merge parents), approval
-merge commits on the checked-out branch, and close records on dmm/audit.
+merge commits and conflict resolutions on the checked-out branch, and close records on
+dmm/audit.
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ def _entry(commit: Commit) -> LogEntry | None:
         return None
     if "Dmm-Decision" in t:
         event = t["Dmm-Decision"]
-    elif "Dmm-Resolution" in t:
-        event = f"resolved:{t['Dmm-Resolution']}"
     elif "Dmm-Fix" in t:
         event = "fixed"
     elif "Dmm-Type" in t:
-        event = "proposed"
+        event = "proposed"  # also a proposed resolution, which carries Dmm-Resolution too
+    elif "Dmm-Resolution" in t:
+        event = f"resolved:{t['Dmm-Resolution']}"
     else:
         event = "recorded"
     body = commit.message.split("\n", 1)[1] if "\n" in commit.message else ""

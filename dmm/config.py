@@ -44,6 +44,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "temporal_similarity": 0.12,  # this similar and the newer records a change: stale
         "tag_overlap": 0.4,  # tag Jaccard that counts as evidence of a shared subject
         "skip_ephemeral_pairs": True,  # two ephemeral notes may disagree: not reported
+        # `dmm conflicts resolve --auto`
+        "auto_min_confidence": 0.6,  # conflicts detected less surely are left for a person
+        "auto_age_days": 30,  # contradictions this far apart in time: the newer one wins
+        "auto_priority_gap": 0.2,  # a priority this much higher is "clearly more trusted"
     },
     "usage": {
         "enabled": True,  # log each `dmm query` in .dmm/index/usage.sqlite3

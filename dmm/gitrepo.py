@@ -53,6 +53,15 @@ def toplevel(start: Path) -> Path:
     return Path(proc.stdout.strip())
 
 
+def commit_message(subject: str, body: str, trailer_pairs: list[tuple[str, str]]) -> str:
+    """A commit message: subject, body, then one ``Key: value`` trailer per pair (values are
+    folded onto one line so that `trailers` reads them back)."""
+    text = f"{subject}\n\n"
+    if body.strip():
+        text += body.strip() + "\n\n"
+    return text + "\n".join(f"{k}: {' '.join(str(v).split())}" for k, v in trailer_pairs) + "\n"
+
+
 def trailers(message: str) -> dict[str, str]:
     """The ``Dmm-*`` trailers of a commit message (last value wins)."""
     return {k: v.strip() for k, v in TRAILER.findall(message)}
@@ -122,6 +131,18 @@ class Git:
     def show_blob(self, rev: str, path: str) -> bytes | None:
         proc = self.run("cat-file", "blob", f"{rev}:{path}", check=False, input=b"")
         return proc.stdout if proc.returncode == 0 else None
+
+    def blob_ids(self, rev: str, paths: list[str]) -> dict[str, str]:
+        """{path: blob sha} for those of ``paths`` that exist in ``rev``."""
+        if not paths:
+            return {}
+        out = self.run("ls-tree", "-z", "--full-tree", rev, "--", *paths).stdout
+        found = {}
+        for entry in out.split("\0"):
+            if entry:
+                meta, path = entry.split("\t", 1)
+                found[path] = meta.split()[2]
+        return found
 
     def path_exists(self, rev: str, path: str) -> bool:
         return self.run("cat-file", "-e", f"{rev}:{path}", check=False).returncode == 0

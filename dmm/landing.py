@@ -52,7 +52,15 @@ def land(git: Git, build: Builder, still_valid: Callable[[], None] | None = None
             new = git.commit_tree(tree, parents, message)
             git.check_sync(old, new)
             if git.update_refs([(branch, new, old)] + extra):
-                git.sync_worktree(old, new)
+                try:
+                    git.sync_worktree(old, new)
+                except BaseException:
+                    # put the branch (and any ref moved with it) back: the work tree still
+                    # shows ``old``, and a branch ahead of its work tree would look like the
+                    # user had reverted the change
+                    git.update_refs([(branch, old, new)] + [(ref, before, after) for
+                                                            ref, after, before in extra])
+                    raise
                 return Landed(new, branch.removeprefix("refs/heads/"), changed)
             if still_valid:
                 still_valid()  # raises when the reason to land is gone (e.g. already approved)

@@ -62,6 +62,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
 def _open_conflicts(conn, ws) -> dict:
     """Conflicts as the last scan left them (status never scans: it must stay fast)."""
     from dmm.conflicts import store
+    from dmm.conflicts.analyzers import fingerprint
     from dmm.conflicts.model import OPEN
 
     closed = {cid for cid, d in store.decisions(ws.conflicts_dir).items()
@@ -69,4 +70,4 @@ def _open_conflicts(conn, ws) -> dict:
     _, unresolved = store.query(conn, exclude=closed, limit=1)
     last = store.scans(conn, 1)
     return {"unresolved": unresolved, "last_scan": last[0]["started_at"] if last else None,
-            "stale": bool(last) and store.needs_scan(conn)}
+            "stale": bool(last) and store.needs_scan(conn, fingerprint(ws.config["conflicts"]))}

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from dmm.conflicts import store
-from dmm.conflicts.analyzers import ScanContext, registry
+from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.features import Features, build, cosine
 from dmm.conflicts.merger import merge
 from dmm.index import read
@@ -172,7 +172,8 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     candidates = [c for analyzer in use for c in analyzer.analyze(ctx)]
     conflicts = merge(candidates, features, config["min_confidence"], started_at)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
-    new, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id)
+    new, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id,
+                               fingerprint(config))
     by_type: dict[str, int] = defaultdict(int)
     by_method: dict[str, int] = defaultdict(int)
     for c in conflicts:

@@ -10,13 +10,16 @@ import datetime as dt
 import json
 import sqlite3
 
-from dmm.conflicts import store
+from dmm.conflicts import auto, resolver, store
+from dmm.conflicts.analyzers import fingerprint
 from dmm.conflicts.model import OPEN, Conflict, ConflictMemory, conflict_id, pair_key
 from dmm.conflicts.scanner import ScanResult, scan
 from dmm.errors import InvalidInputError, NotFoundError
-from dmm.gitrepo import Git
+from dmm.gitrepo import Git, commit_message
 from dmm.index import db, read
 from dmm.landing import commit_files
+from dmm.memory.model import Memory
+from dmm.proposals.queue import open_proposals
 from dmm.workspace import Workspace
 
 
@@ -39,7 +42,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
         focus = {m.id for m in read.memories(conn) if m.path in rel}
         kind = "incremental"
     elif not full:
-        delta = store.changed_since_scan(conn)
+        delta = store.changed_since_scan(conn, fingerprint(cfg))
         if delta is not None:
             focus, kind = delta[0], "incremental"
     try:
@@ -50,7 +53,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
 
 
 def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None:
-    if store.needs_scan(conn):
+    if store.needs_scan(conn, fingerprint(ws.config["conflicts"])):
         return run_scan(ws, conn)
     return None
 
@@ -71,46 +74,50 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     decided = store.decisions(ws.conflicts_dir)
     closed = {cid for cid, d in decided.items() if d.get("status") not in OPEN}
     include, exclude = None, set()
-    if status in OPEN:
+    if status == "unresolved":
         exclude = closed
     elif status != "all":
         include = {cid for cid, d in decided.items() if d.get("status") == status}
     found, total = store.query(conn, include=include, exclude=exclude, type_=type_,
                                memories=memory_ids, min_confidence=min_confidence,
                                conflict_id=conflict_id, limit=limit)
-    flagged = {cid: d for cid, d in decided.items() if d.get("status") == "flagged"}
+    # decided conflicts the scan no longer reports (resolved by deprecation) or never did
+    # (flagged by hand) come from their decision records
+    wanted = {cid: d for cid, d in decided.items()
+              if status == "all" or d.get("status") == status
+              or (status == "unresolved" and d.get("status") == "flagged")}
+    undetected = sorted(set(wanted) - store.detected(conn, sorted(wanted)))
     extra = []
-    if flagged and status in ("all", "unresolved", "flagged"):
-        seen = {f.conflict_id for f in found}
-        extra = [c for c in store.with_decisions([], flagged, _memories(conn))
-                 if (not memory_ids or {m.memory_id for m in c.memories} & set(memory_ids))
-                 and (not conflict_id or c.conflict_id == conflict_id)
-                 and (not type_ or c.type == type_) and c.conflict_id not in seen]
-    out = store.with_decisions(found, decided, {}) + extra
+    if undetected:
+        memories = _memories(conn)
+        for cid in undetected:
+            c = store.from_decision(wanted[cid], memories)
+            if (c and (not memory_ids or {m.memory_id for m in c.memories} & set(memory_ids))
+                    and (not conflict_id or cid == conflict_id) and (not type_ or c.type == type_)
+                    and c.confidence >= min_confidence):
+                extra.append(c)
+    out = store.with_decisions(found, decided) + extra
     return out[:limit] if limit else out, total + len(extra)
 
 
 def stats(ws: Workspace, conn: sqlite3.Connection) -> dict:
-    """Counts by type, detection method and status over every detected conflict."""
+    """Counts by type, detection method and status over every detected or decided conflict."""
     ensure_current(ws, conn)
     decided = store.decisions(ws.conflicts_dir)
     detected = {r[0] for r in conn.execute("SELECT conflict_id FROM conflicts")}
     by_status = {"unresolved": len(detected - set(decided))}
-    for cid, d in decided.items():
-        if cid in detected or d.get("status") == "flagged":
-            by_status[d["status"]] = by_status.get(d["status"], 0) + 1
+    for d in decided.values():
+        by_status[d["status"]] = by_status.get(d["status"], 0) + 1
     avg = conn.execute("SELECT avg(confidence) FROM conflicts").fetchone()[0] or 0.0
-    return {"total": len(detected) + sum(1 for cid, d in decided.items()
-                                         if d.get("status") == "flagged" and cid not in detected),
+    return {"total": len(detected | set(decided)),
             "by_type": store.counts(conn, "type"),
             "by_method": store.counts(conn, "detection_method"),
             "by_status": by_status, "average_confidence": round(avg, 3)}
 
 
-def record_decision(ws: Workspace, conn: sqlite3.Connection, *, status: str, ids: list[str],
-                    reason: str, description: str = "", type_: str = "contradictory",
-                    who: str | None = None) -> tuple[str, str]:
-    """Commit a dismissal or flag as .dmm/conflicts/<conflict_id>.json; (conflict id, commit)."""
+def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description: str,
+         type_: str = "contradictory", who: str | None = None) -> tuple[str, str]:
+    """Commit a conflict noticed by hand as .dmm/conflicts/<conflict_id>.json; (id, commit)."""
     known = {m.id for m in read.memories(conn)}
     missing = [i for i in ids if i not in known]
     if len(ids) != 2 or ids[0] == ids[1]:
@@ -119,14 +126,63 @@ def record_decision(ws: Workspace, conn: sqlite3.Connection, *, status: str, ids
         raise NotFoundError(f"no memory {', '.join(missing)}")
     git = Git(ws.root)
     cid = conflict_id(*ids)
-    record = {"conflict_id": cid, "memories": list(pair_key(*ids)), "status": status,
-              "type": type_, "description": description, "reason": reason,
-              "by": who or git.user_name(),
+    who = who or git.user_name()
+    record = {"conflict_id": cid, "memories": list(pair_key(*ids)), "status": "flagged",
+              "type": type_, "description": description, "reason": description, "by": who,
               "at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-    rel = store.decision_path(ws.conflicts_dir, cid).relative_to(ws.root).as_posix()
-    message = (f"dmm: {status} conflict {cid}\n\n{reason.strip() or description.strip()}\n\n"
-               f"Dmm-Conflict: {cid}\nDmm-Resolution: {'dismiss' if status == 'dismissed' else 'flag'}\n"
-               f"Dmm-Memory: {ids[0]}\nDmm-Memory: {ids[1]}\n"
-               f"Dmm-Reason: {' '.join(reason.split())}\nDmm-Resolved-By: {record['by']}\n")
-    landed = commit_files(git, {rel: (json.dumps(record, indent=2) + "\n").encode()}, message)
+    message = commit_message(f"dmm: flag conflict {cid}", description, [
+        ("Dmm-Conflict", cid), ("Dmm-Resolution", "flag"), ("Dmm-Memory", ids[0]),
+        ("Dmm-Memory", ids[1]), ("Dmm-Reason", description), ("Dmm-Resolved-By", who)])
+    landed = commit_files(git, {resolver.record_path(cid):
+                                (json.dumps(record, indent=2) + "\n").encode()}, message)
     return cid, landed.commit
+
+
+def one(ws: Workspace, conn: sqlite3.Connection, cid: str) -> Conflict:
+    """The conflict ``cid``, whatever its status."""
+    found, _ = conflicts(ws, conn, conflict_id=cid)
+    if not found:
+        raise NotFoundError(f"no conflict {cid}", hint="`dmm conflicts list --status all`")
+    return found[0]
+
+
+def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.ResolutionRequest, *,
+            propose: bool = False, conflict: Conflict | None = None,
+            ) -> resolver.ResolutionResult:
+    """Resolve one conflict (looked up unless given) as a commit or a proposal."""
+    conflict = conflict or one(ws, conn, request.conflict_id)
+    mems = []
+    for m in conflict.memories:
+        found = read.find(conn, m.memory_id)
+        if not found:
+            raise NotFoundError(f"memory {m.memory_id} of {conflict.conflict_id} is gone: "
+                                "run `dmm conflicts scan`")
+        mems.append(found[0])
+    taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
+    taken |= {p.memory_id for p in open_proposals(Git(ws.root), with_status=False)}
+    return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,
+                            propose=propose)
+
+
+def memories_of(conn: sqlite3.Connection, conflicts_: list[Conflict]) -> dict[str, Memory]:
+    """The memories the conflicts are between, from the cache, by id."""
+    ids = sorted({m.memory_id for c in conflicts_ for m in c.memories})
+    out: dict[str, Memory] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        out.update((m.id, m) for m in read.memories(
+            conn, f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)))
+    return out
+
+
+def auto_plan(ws: Workspace, conn: sqlite3.Connection, min_confidence: float | None = None,
+              ) -> list[auto.Step]:
+    """What `resolve --auto` would do with every open conflict, and why."""
+    found, _ = conflicts(ws, conn, status="unresolved")
+    cfg = ws.config["conflicts"]
+    floor = cfg["auto_min_confidence"] if min_confidence is None else min_confidence
+    return auto.plan(found, memories_of(conn, found), cfg, floor)
+
+
+def undo(ws: Workspace, cid: str, reason: str) -> resolver.ResolutionResult:
+    return resolver.undo(Git(ws.root), cid, reason)

@@ -1,8 +1,8 @@
 """Where conflicts live: detected ones in the cache, human decisions in committed files.
 
 Detected conflicts are derived data (tables `conflicts`, `conflict_scans` of the cache); a lost
-cache is rebuilt by the next scan, with the same conflict ids. Decisions people make (dismiss,
-flag) are JSON files under .dmm/conflicts/, committed to git, so they survive
+cache is rebuilt by the next scan, with the same conflict ids. Decisions people make (flag, and
+every resolution: deprecate, merge, clarify, dismiss, defer) are JSON files under .dmm/conflicts/, committed to git, so they survive
 `rm -rf .dmm/index`, pushes and clones; a dismissed pair is never reported again.
 """
 
@@ -17,8 +17,9 @@ from dmm.conflicts.model import Conflict, ConflictMemory
 
 
 def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | None,
-         scan_id: str) -> tuple[int, int]:
-    """Replace the stored conflicts (all, or those touching ``focus``); (new, existing)."""
+         scan_id: str, fingerprint: str) -> tuple[int, int]:
+    """Replace the stored conflicts (all, or those touching ``focus``); (new, existing).
+    ``fingerprint``: the analyzers' version and settings the scan ran with."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         first_seen = dict(conn.execute("SELECT conflict_id, detected_at FROM conflicts"))
@@ -47,6 +48,8 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                           c.detected_at, scan_id))
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
                      (marshal.dumps(_digests(conn)),))
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_with', ?)",
+                     (fingerprint,))
         conn.execute("INSERT OR REPLACE INTO meta(key, value) SELECT 'scanned_generation', "
                      "value FROM meta WHERE key = 'generation'")
         conn.execute("COMMIT")
@@ -70,29 +73,38 @@ def _digests(conn: sqlite3.Connection) -> dict[str, str]:
     return dict(conn.execute("SELECT id || ' ' || path, digest FROM memories"))
 
 
-def changed_since_scan(conn: sqlite3.Connection) -> tuple[set[str], bool] | None:
+def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
+                       ) -> tuple[set[str], bool] | None:
     """(ids of memories added or changed, whether any memory went away) since the last scan;
-    None when this cache never scanned. A scan of the changed ids also drops the conflicts of
+    None when this cache never scanned, or scanned with other analyzers or settings. A scan of the changed ids also drops the conflicts of
     memories that went away (store.save), so an empty id set can still need a scan."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
-    if row is None:
+    if row is None or _scanned_with(conn) != fingerprint:
         return None
     before, now = marshal.loads(row[0]), _digests(conn)
     changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
     return changed, bool(set(before) - set(now))
 
 
-def needs_scan(conn: sqlite3.Connection) -> bool:
-    """True when memories changed since the last scan, or no scan ever ran on this cache.
+def _scanned_with(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'scanned_with'").fetchone()
+    return row[0] if row else None
+
+
+def needs_scan(conn: sqlite3.Connection, fingerprint: str) -> bool:
+    """True when memories changed since the last scan, no scan ever ran on this cache, or it
+    ran with other analyzers or settings.
 
     Cheap on the common path: when the cache has not re-read any file since the scan (same
     refresh generation), nothing can have changed; otherwise the memories' digests decide
     (a file touched without a change of content needs no scan)."""
     rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
                              "('generation', 'scanned_generation')"))
+    if _scanned_with(conn) != fingerprint:
+        return True
     if rows and rows.get("generation") == rows.get("scanned_generation"):
         return False
-    delta = changed_since_scan(conn)
+    delta = changed_since_scan(conn, fingerprint)
     return delta is None or bool(delta[0]) or delta[1]
 
 
@@ -124,30 +136,40 @@ def decisions(conflicts_dir: Path) -> dict[str, dict]:
     return out
 
 
-def with_decisions(detected_conflicts: list[Conflict], decided: dict[str, dict],
-                   memories: dict[str, ConflictMemory]) -> list[Conflict]:
-    """Detected conflicts with their decisions applied, plus manually flagged ones."""
-    out = []
-    seen = set()
+def with_decisions(detected_conflicts: list[Conflict], decided: dict[str, dict]
+                   ) -> list[Conflict]:
+    """Detected conflicts with their committed decisions applied."""
     for c in detected_conflicts:
         d = decided.get(c.conflict_id)
         if d:
             c.status, c.decision = d["status"], d
-        out.append(c)
-        seen.add(c.conflict_id)
-    for cid, d in decided.items():
-        if cid in seen or d.get("status") != "flagged":
-            continue
-        ids = d.get("memories", [])
-        if len(ids) != 2 or any(i not in memories for i in ids):
-            continue
-        mems = [memories[i] for i in ids]
-        out.append(Conflict(cid, d.get("type", "contradictory"), "manual", 1.0,
-                            d.get("description", "flagged by hand"), d.get("reason", ""),
-                            [ConflictMemory(**{**m.to_dict(), "role": r})
-                             for m, r in zip(mems, ("primary", "secondary"))],
-                            "flagged", d.get("at", ""), ["manual"], d))
-    return out
+    return detected_conflicts
+
+
+def from_decision(d: dict, memories: dict[str, ConflictMemory]) -> Conflict | None:
+    """A conflict that is no longer (or never was) detected, rebuilt from its decision: one
+    flagged by hand, or one resolved by deprecating a memory. None when a memory is gone."""
+    ids = d.get("memories", [])
+    if len(ids) != 2 or any(i not in memories for i in ids):
+        return None
+    mems = [ConflictMemory(**{**memories[i].to_dict(), "role": r})
+            for i, r in zip(ids, ("primary", "secondary"))]
+    method = d.get("detection_method", "manual")
+    return Conflict(d["conflict_id"], d.get("type", "contradictory"), method,
+                    d.get("confidence", 1.0), d.get("description", "flagged by hand"),
+                    d.get("evidence", d.get("reason", "")), mems, d["status"], d.get("at", ""),
+                    [method], d)
+
+
+def detected(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
+    """Which of the conflict ids ``ids`` the last scan detected."""
+    found: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found |= {r[0] for r in conn.execute(
+            f"SELECT conflict_id FROM conflicts WHERE conflict_id IN ({','.join('?' * len(chunk))})",
+            chunk)}
+    return found
 
 
 def among(conn: sqlite3.Connection, memory_ids: list[str], conflicts_dir: Path) -> list[Conflict]:
@@ -162,7 +184,8 @@ def among(conn: sqlite3.Connection, memory_ids: list[str], conflicts_dir: Path) 
     if not found:
         return []
     decided = decisions(conflicts_dir)
-    return [c for c in found if decided.get(c.conflict_id, {}).get("status") != "dismissed"]
+    return [c for c in found
+            if decided.get(c.conflict_id, {}).get("status") not in ("dismissed", "resolved")]
 
 
 def query(conn: sqlite3.Connection, *, include: set[str] | None = None,

@@ -1,4 +1,5 @@
-"""Pure text edits of memory files: set a frontmatter field, allocate an id, apply a patch.
+"""Pure text edits of memory files: set a frontmatter field, allocate an id, apply a patch,
+deprecate, add a `supersedes` link or a clarification.
 
 Edits keep the rest of the file byte for byte (comments, field order, body), so a proposal's
 diff shows only what the proposal changes.
@@ -10,6 +11,7 @@ import datetime as dt
 import re
 from typing import Iterable
 
+from dmm.memory.model import DEPRECATED_DIR
 from dmm.memory.parse import split_frontmatter
 
 
@@ -29,6 +31,33 @@ def set_field(text: str, key: str, value: str) -> str:
         raw = raw.rstrip("\n") + f"\n{key}: {value}\n"
     if not raw.endswith("\n"):
         raw += "\n"
+    return f"---\n{raw}---\n{body}"
+
+
+def deprecation(rel: str, text: str) -> tuple[str, str]:
+    """Where a deprecated memory goes (under deprecated/, keeping its folders) and its text."""
+    return f"{DEPRECATED_DIR}/{rel}", set_field(text, "status", "deprecated")
+
+
+def with_supersedes(text: str, current: list[str], add: Iterable[str]) -> str:
+    """``text`` whose `supersedes` list is ``current`` plus ``add`` (no repeats)."""
+    ids = list(dict.fromkeys([*current, *add]))
+    return set_field(text, "supersedes", "[" + ", ".join(ids) + "]")
+
+
+def with_clarification(text: str, clarification: str) -> str:
+    """``text`` with a "**Scope:** ..." paragraph right under its title (or first in the body),
+    saying when the memory applies."""
+    raw, body = split_frontmatter(text)
+    if raw is None:
+        raise ValueError("the file has no frontmatter")
+    note = f"**Scope:** {' '.join(clarification.split())}\n"
+    lines = body.lstrip("\n").split("\n", 1)
+    if lines[0].startswith("# "):
+        rest = lines[1].lstrip("\n") if len(lines) > 1 else ""
+        body = f"\n{lines[0]}\n\n{note}" + (f"\n{rest}" if rest else "")
+    else:
+        body = f"\n{note}\n{body.lstrip(chr(10))}"
     return f"---\n{raw}---\n{body}"
 
 

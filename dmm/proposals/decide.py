@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from dmm.errors import DmmError, GitError, InvalidInputError, NotFoundError
 from dmm.landing import land
 from dmm.fsutil import file_lock
-from dmm.gitrepo import EMPTY_TREE, Git
+from dmm.gitrepo import EMPTY_TREE, Git, commit_message
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 from dmm.proposals.queue import decision_of, load
 from dmm.workspace import Workspace
@@ -39,13 +39,6 @@ class Decision:
                 "changed_paths": self.changed_paths}
 
 
-def _message(subject: str, reason: str, trailer_pairs: list[tuple[str, str]]) -> str:
-    body = f"{subject}\n\n"
-    if reason.strip():
-        body += reason.strip() + "\n\n"
-    return body + "\n".join(f"{k}: {' '.join(str(v).split())}" for k, v in trailer_pairs) + "\n"
-
-
 def _missing(git: Git, proposal_id: str) -> DmmError:
     decided = decision_of(git, proposal_id)
     if decided:
@@ -68,7 +61,8 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
     if confidence is not None:
         pairs.append(("Dmm-Confidence", f"{confidence:.2f}"))
     pairs += [("Dmm-Issue", issue) for issue in issues or []]
-    message = _message(f"dmm: {decision} {proposal.type} {proposal.path} ({proposal_id})",
+    pairs += list(proposal.resolution.items())
+    message = commit_message(f"dmm: {decision} {proposal.type} {proposal.path} ({proposal_id})",
                        reason or proposal.reason, pairs)
 
     def build(old: str):
@@ -107,7 +101,7 @@ def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reas
                      ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path),
                      ("Dmm-Memory", proposal.memory_id), ("Dmm-Reviewer", reviewer)]
             pairs += [("Dmm-Issue", issue) for issue in issues or []]
-            message = _message(f"dmm: {decision} {proposal.type} {proposal.path} "
+            message = commit_message(f"dmm: {decision} {proposal.type} {proposal.path} "
                                f"({proposal_id})", reason, pairs)
             parents = ([audit] if audit else []) + [proposal.commit]
             record = git.commit_tree(EMPTY_TREE, parents, message)
@@ -127,7 +121,7 @@ def amend(ws: Workspace, proposal_id: str, new_text: str, summary: str) -> str:
         raise _missing(git, proposal_id)
     tree = git.tree_with(proposal.commit,
                          {MEMORY_ROOT + proposal.new_path: git.hash_blob(new_text.encode())})
-    message = _message(f"dmm: reviewer fixes for {proposal.path}", summary,
+    message = commit_message(f"dmm: reviewer fixes for {proposal.path}", summary,
                        [("Dmm-Proposal", proposal_id), ("Dmm-Fix", "auto")])
     tip = git.commit_tree(tree, [proposal.commit], message)
     if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, tip, proposal.commit)]):

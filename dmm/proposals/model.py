@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 PROPOSAL_PREFIX = "refs/heads/dmm/proposals/"
 AUDIT_REF = "refs/heads/dmm/audit"
 MEMORY_ROOT = ".dmm/memory/"
-TYPES = ("create", "update", "deprecate", "promote")
+TYPES = ("create", "update", "deprecate", "promote")  # `dmm write`; "resolve" comes from
+# `dmm conflicts resolve --propose`
+RESOLUTION_TRAILERS = ("Dmm-Conflict", "Dmm-Resolution", "Dmm-Target", "Dmm-Created",
+                       "Dmm-Reason", "Dmm-Resolved-By")
 
 
 def new_proposal_id(now: dt.datetime | None = None) -> str:
@@ -32,6 +35,9 @@ class Proposal:
     commit: str
     base: str  # the commit the proposal was made from
     status: str = "pending"  # pending | deferred
+    # a conflict resolution's own trailers (Dmm-Conflict, Dmm-Resolution ...), carried into
+    # the approval so that the resolution reads the same in `git log --first-parent`
+    resolution: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"proposal_id": self.proposal_id, "type": self.type, "path": self.path,

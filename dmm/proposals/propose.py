@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import PurePosixPath
 
 from dmm.gitrepo import Git
-from dmm.memory.edit import PatchError, apply_patch, next_id, set_field
+from dmm.memory.edit import PatchError, apply_patch, deprecation, next_id, set_field
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
 from dmm.memory.parse import parse_memory, split_frontmatter
 from dmm.memory.tokens import count_tokens
@@ -99,8 +99,7 @@ def propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, re
             if rel.startswith(DEPRECATED_DIR + "/") or _field(current_text, "status") == "deprecated":
                 checks.errors.append(f"{rel} is already deprecated")
             else:
-                new_rel = f"{DEPRECATED_DIR}/{rel}"
-                new_text = set_field(current_text, "status", "deprecated")
+                new_rel, new_text = deprecation(rel, current_text)
         elif type == "promote":
             folder = rel.split("/", 1)[0]
             if new_scope not in SCOPES:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dmm.gitrepo import Commit, Git
-from dmm.proposals.model import AUDIT_REF, PROPOSAL_PREFIX, Proposal
+from dmm.proposals.model import AUDIT_REF, PROPOSAL_PREFIX, RESOLUTION_TRAILERS, Proposal
 
 
 def _reason(message: str) -> str:
@@ -21,7 +21,8 @@ def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal
                             memory_id=t.get("Dmm-Memory", ""), reason=_reason(commit.message),
                             proposed_by=t.get("Dmm-Proposed-By", commit.author),
                             proposed_at=commit.date, commit=tip,
-                            base=commit.parents[0] if commit.parents else "")
+                            base=commit.parents[0] if commit.parents else "",
+                            resolution={k: t[k] for k in RESOLUTION_TRAILERS if k in t})
     return None
 
 

@@ -62,10 +62,15 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
         "utf-8", "replace")
     old = git.show_blob(proposal.base, MEMORY_ROOT + proposal.path)
     memory, _ = parse_memory(new_text, proposal.new_path)
+    touched = {}
+    for path in git.changed_paths(proposal.base, proposal.commit):
+        if path.startswith(MEMORY_ROOT):
+            blob = git.show_blob(proposal.commit, path)
+            touched[path[len(MEMORY_ROOT):]] = blob.decode("utf-8", "replace") if blob else None
     conn, _ = open_fresh(ws)
     try:
         ctx = ReviewContext(proposal, old.decode("utf-8", "replace") if old else None, new_text,
-                            memory, conn, ws.config)
+                            memory, conn, ws.config, touched=touched)
         issues: list[Issue] = []
         performed = []
         fixed = new_text

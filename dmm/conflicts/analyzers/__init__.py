@@ -8,9 +8,22 @@ both ephemeral) and the ids the scan is about (``ctx.focus``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 from dmm.conflicts.features import Features
+
+
+# Bump when a change to the analyzers changes what they report: caches scanned by an older
+# version (or with other settings) then rescan everything instead of keeping stale verdicts.
+VERSION = 2
+
+
+def fingerprint(config: dict) -> str:
+    """What detection results depend on besides the memories: analyzer version and settings."""
+    settings = {k: v for k, v in config.items() if not k.startswith("auto_")}
+    return hashlib.sha1(json.dumps([VERSION, settings], sort_keys=True).encode()).hexdigest()
 
 
 @dataclass

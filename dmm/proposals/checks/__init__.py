@@ -39,6 +39,14 @@ class ReviewContext:
     conn: sqlite3.Connection  # a fresh cache of the store
     config: dict
     similar: list = field(default_factory=list)  # filled by the duplicate check
+    # every memory file the proposal changes (relative to .dmm/memory/): its new text, or None
+    # when it goes away. One file for `dmm write`; several for a conflict resolution.
+    touched: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def own_paths(self) -> set[str]:
+        """Paths to leave out when comparing the proposal with the store."""
+        return {self.proposal.path, self.proposal.new_path, *self.touched}
 
 
 def all_checks() -> list:

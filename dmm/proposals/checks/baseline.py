@@ -8,8 +8,7 @@ NAME = "baseline"
 
 
 def run(ctx: ReviewContext) -> list[Issue]:
-    p = ctx.proposal
-    if "baseline" in (p.path.split("/", 1)[0], p.new_path.split("/", 1)[0]):
+    if any(path.split("/", 1)[0] == "baseline" for path in ctx.own_paths):
         return [Issue(NAME, "warning", "changes a baseline memory, which every Memory Pack "
                       "includes: a person must approve it", suggestion="dmm review approve")]
     return []

@@ -18,8 +18,8 @@ NEIGHBOURS = 15
 def run(ctx: ReviewContext) -> list[Issue]:
     if ctx.proposal.type == "deprecate" or ctx.memory is None:
         return []
-    own = (ctx.proposal.path, ctx.proposal.new_path)
-    near = similar_memories(ctx.conn, ctx.memory, exclude=own, limit=NEIGHBOURS)
+    own = ctx.own_paths
+    near = similar_memories(ctx.conn, ctx.memory, exclude=tuple(own), limit=NEIGHBOURS)
     others = [m for m in read.memories_by_doc(ctx.conn, [s.doc for s in near]).values()
               if m.id != ctx.memory.id]
     if not others:

@@ -15,7 +15,7 @@ def run(ctx: ReviewContext) -> list[Issue]:
     if ctx.proposal.type == "deprecate" or ctx.memory is None:
         return []
     cfg = ctx.config["review"]
-    own = (ctx.proposal.path, ctx.proposal.new_path)
+    own = ctx.own_paths
     similar = similar_memories(ctx.conn, ctx.memory, exclude=own, limit=5)
     ctx.similar = similar
     issues = []

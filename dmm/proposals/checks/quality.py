@@ -24,6 +24,8 @@ _PARTS = re.compile(r"\bpart\s+(1|2|one|two|i|ii)\b", re.I)
 def run(ctx: ReviewContext) -> list[Issue]:
     if ctx.proposal.type == "deprecate" or ctx.memory is None:
         return []
+    if ctx.proposal.type == "resolve" and ctx.old_text is not None:
+        return []  # a resolution edits an existing memory's status or scope, not its substance
     issues = []
     m = ctx.memory
     low, high = ctx.config["quality"]["min_tokens"], ctx.config["quality"]["max_tokens"]

@@ -1,4 +1,5 @@
-"""Schema check: the proposed file parses and every field is valid (PRD phase 2, 5.4)."""
+"""Schema check: every file the proposal writes parses and every field is valid (PRD phase 2,
+5.4)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ NAME = "schema"
 
 
 def run(ctx: ReviewContext) -> list[Issue]:
-    _, problems = parse_memory(ctx.new_text, ctx.proposal.new_path)
-    return [Issue(NAME, p.severity, f"{p.field}: {p.message}" if p.field else p.message,
-                  suggestion="fix the frontmatter and propose an update")
-            for p in problems]
+    files = {path: text for path, text in ctx.touched.items() if text is not None}
+    files.setdefault(ctx.proposal.new_path, ctx.new_text)
+    issues = []
+    for path, text in sorted(files.items()):
+        _, problems = parse_memory(text, path)
+        where = "" if path == ctx.proposal.new_path else f"{path}: "
+        issues += [Issue(NAME, p.severity, where + (f"{p.field}: {p.message}" if p.field
+                                                    else p.message),
+                         suggestion="fix the frontmatter and propose an update")
+                   for p in problems]
+    return issues

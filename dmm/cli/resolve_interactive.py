@@ -1,0 +1,145 @@
+"""`dmm conflicts resolve --interactive`: walk through open conflicts on a terminal.
+
+Shows both memories side by side with the evidence and a recommendation (the automatic
+resolver's verdict), and takes one key per conflict. Every decision is its own commit as soon
+as it is made, so quitting half-way (q, Ctrl-C, Ctrl-D) leaves everything consistent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from itertools import zip_longest
+
+import click
+
+from dmm.cli.common import message
+from dmm.errors import DmmError, ExitCode, InvalidInputError
+
+KEYS = {"a": "keep A (deprecate B)", "b": "keep B (deprecate A)", "m": "merge", "c": "clarify",
+        "d": "dismiss", "f": "defer", "s": "skip", "q": "quit"}
+
+
+def _column(memory, width: int) -> list[str]:
+    head = [f"{memory.id} ({memory.scope})", f"{memory.path}",
+            f"created {memory.created or '?'}, {memory.confidence}, priority {memory.priority}",
+            "", memory.title, ""]
+    out = []
+    for line in head + memory.content.splitlines():
+        out += textwrap.wrap(line, width) or [""]
+    return out
+
+
+def side_by_side(a, b, width: int) -> str:
+    col = max(20, (width - 3) // 2)
+    rows = zip_longest(_column(a, col), _column(b, col), fillvalue="")
+    return "\n".join(f"{left.ljust(col)} | {right}".rstrip() for left, right in rows)
+
+
+def _show(step, a, b, index: int, total: int) -> None:
+    c = step.conflict
+    width = shutil.get_terminal_size((100, 24)).columns
+    click.echo("")
+    click.echo(click.style(f"[{index}/{total}] {c.conflict_id}: {c.type}, confidence "
+                           f"{c.confidence:.2f}", bold=True))
+    click.echo(c.description)
+    click.echo(f"evidence: {c.evidence}")
+    click.echo("")
+    click.echo(side_by_side(a, b, width))
+    click.echo("")
+    if step.action:
+        keep = "A" if step.keep == a.id else "B"
+        click.echo(f"recommended: keep {keep} ({step.keep}): {step.why}")
+    else:
+        click.echo(f"recommended: {step.recommendation or 'your call'} ({step.why})")
+
+
+def _choose() -> str:
+    prompt = "  ".join(f"[{k}] {v}" for k, v in KEYS.items())
+    return click.prompt(prompt, type=click.Choice(list(KEYS)), show_choices=False).strip()
+
+
+def _request(key: str, step, a, b):
+    """The ResolutionRequest for ``key``, asking for what it needs; None to ask again."""
+    from dmm.conflicts.resolver import ResolutionRequest, merge_draft
+
+    cid = step.conflict.conflict_id
+    if key in "ab":
+        keep, drop = (a, b) if key == "a" else (b, a)
+        reason = click.prompt("Reason", default=f"{keep.id} is the current rule")
+        return ResolutionRequest(cid, "deprecate", reason, target=drop.id)
+    if key == "m":
+        edited = click.edit(merge_draft(a, b), extension=".md", require_save=True)
+        if not edited or not edited.strip():
+            message("merge cancelled: the draft was not saved")
+            return None
+        reason = click.prompt("Reason", default="merged into one memory")
+        return ResolutionRequest(cid, "merge", reason, content=edited)
+    if key == "c":
+        notes = {}
+        for label, m in (("A", a), ("B", b)):
+            text = click.prompt(f"Scope or condition for {label} ({m.id}), empty to leave it",
+                                default="", show_default=False)
+            if text.strip():
+                notes[m.id] = text
+        if not notes:
+            message("nothing to clarify")
+            return None
+        reason = click.prompt("Reason", default="they apply in different situations")
+        return ResolutionRequest(cid, "clarify", reason, clarifications=notes)
+    reason = click.prompt("Reason")
+    return ResolutionRequest(cid, "dismiss" if key == "d" else "defer", reason)
+
+
+def walk(ctx) -> int:
+    from dmm.cli.conflicts_cmd import _open
+    from dmm.conflicts.service import auto_plan, memories_of, resolve
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise InvalidInputError("--interactive needs a terminal",
+                                hint="use `dmm conflicts resolve CONFLICT_ID --action ...` "
+                                     "or `--auto` in scripts")
+    ws, conn = _open(ctx)
+    done = skipped = 0
+    try:
+        steps = auto_plan(ws, conn, min_confidence=0.0)
+        mems = memories_of(conn, [s.conflict for s in steps])
+        retired: set[str] = set()
+        if not steps:
+            message("No open conflicts.")
+        for index, step in enumerate(steps, 1):
+            a, b = (mems[m.memory_id] for m in step.conflict.memories)
+            if retired & {a.id, b.id}:
+                message(f"{step.conflict.conflict_id}: skipped, one of its memories was "
+                        "retired above")
+                continue
+            _show(step, a, b, index, len(steps))
+            while True:
+                try:
+                    key = _choose()
+                except (click.Abort, EOFError):
+                    key = "q"
+                if key == "q":
+                    message(f"stopped: {done} resolved, {skipped} skipped; every decision "
+                            "made so far is committed")
+                    return ExitCode.OK
+                if key == "s":
+                    skipped += 1
+                    break
+                request = _request(key, step, a, b)
+                if request is None:
+                    continue
+                try:
+                    result = resolve(ws, conn, request, conflict=step.conflict)
+                except DmmError as exc:
+                    message(f"error: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+                    continue
+                retired |= set(result.memories_deprecated)
+                done += 1
+                message(f"{result.action_taken}: committed {result.commit[:12]}")
+                break
+    finally:
+        conn.close()
+    message(f"done: {done} resolved, {skipped} skipped")
+    return ExitCode.OK

@@ -1,0 +1,127 @@
+"""Automatic resolution: decide which conflicts dates, confidence and structure settle.
+
+Pure: takes the open conflicts and their memories, returns one Step per conflict saying what to
+do and why, or why it is left for a person. The rules (issue #5; seeds/002 section "Automatic
+Resolution Algorithms"):
+
+- duplicate, stale: keep the newer memory, deprecate the older;
+- contradictory: keep the newer one when they were created at least ``auto_age_days`` apart
+  (unless the older one is clearly more trusted: then dates and confidence disagree and a
+  person decides), else the one with clearly higher confidence or priority, else ask;
+- supersession: an orphaned link (A supersedes B, both active) is repaired by deprecating B;
+  circular, contested and incomplete chains are left to a person;
+- scope_overlap: a person decides (the two scopes may both be intended);
+- never: a baseline memory, a conflict flagged by hand, one below ``min_confidence``, or a
+  memory without a `created` date where the rule needs one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dmm.conflicts.model import Conflict
+from dmm.memory.model import SCOPES, Memory
+
+TRUST = {"experimental": 0, "active": 1, "stable": 2}
+
+
+@dataclass
+class Step:
+    conflict: Conflict
+    action: str | None  # "deprecate", or None: left for a person
+    keep: str | None  # memory ids
+    target: str | None
+    why: str
+    recommendation: str = ""  # what a person might do, when action is None
+
+    def to_dict(self) -> dict:
+        return {"conflict_id": self.conflict.conflict_id, "type": self.conflict.type,
+                "confidence": round(self.conflict.confidence, 3), "action": self.action,
+                "keep": self.keep, "deprecate": self.target, "why": self.why,
+                "recommendation": self.recommendation,
+                "memories": [m.memory_id for m in self.conflict.memories]}
+
+
+def clearly_more_trusted(a: Memory, b: Memory, priority_gap: float) -> bool:
+    """``a`` has a higher confidence level and no lower priority, or a priority higher by at
+    least ``priority_gap`` and no lower confidence level."""
+    ta, tb = TRUST.get(a.confidence, 0), TRUST.get(b.confidence, 0)
+    return (ta > tb and a.priority >= b.priority) or (
+        ta >= tb and a.priority - b.priority >= priority_gap - 1e-9)
+
+
+def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
+    """What to do about one conflict between ``a`` and ``b``."""
+    def keep(winner: Memory, why: str) -> Step:
+        loser = b if winner is a else a
+        if loser.scope == "baseline":
+            return ask(f"{why}, but {loser.id} is a baseline memory: only a person retires it",
+                       f"deprecate {loser.id}")
+        return Step(conflict, "deprecate", winner.id, loser.id, why)
+
+    def ask(why: str, recommendation: str = "") -> Step:
+        return Step(conflict, None, None, None, why, recommendation)
+
+    dated = a.created is not None and b.created is not None
+    newer, older = (a, b) if dated and (a.created, a.id) > (b.created, b.id) else (b, a)
+    days = abs((a.created - b.created).days) if dated else None
+    kind = conflict.type
+    if kind in ("duplicate", "stale"):
+        if not dated or days == 0:
+            return ask("created the same day (or undated): which is newer is unclear",
+                       "merge them, or deprecate the weaker one")
+        return keep(newer, f"{kind}: {newer.id} ({newer.created}) is newer than {older.id} "
+                           f"({older.created})")
+    if kind == "supersession":
+        links = [(x, y) for x, y in ((a, b), (b, a)) if y.id in x.supersedes]
+        if len(links) == 1 and a.is_active and b.is_active:
+            new, old = links[0]
+            return keep(new, f"{new.id} supersedes {old.id}, which is still active")
+        return ask("the supersession chain is circular, contested or incomplete: which memory "
+                   "is current is a decision", "deprecate the memory that is no longer true")
+    if kind == "contradictory":
+        gap = cfg["auto_priority_gap"]
+        if dated and days >= cfg["auto_age_days"]:
+            if clearly_more_trusted(older, newer, gap):
+                return ask(f"contradiction: {newer.id} is {days} days newer, but {older.id} "
+                           f"has higher confidence/priority ({older.confidence}, "
+                           f"{older.priority} vs {newer.confidence}, {newer.priority})",
+                           f"keep {newer.id} if the rule changed, or merge them")
+            return keep(newer, f"contradiction: {newer.id} ({newer.created}) is {days} days "
+                               f"newer than {older.id}")
+        for x, y in ((a, b), (b, a)):
+            if clearly_more_trusted(x, y, gap):
+                return keep(x, f"contradiction: {x.id} ({x.confidence}, priority {x.priority}) "
+                               f"is clearly more trusted than {y.id} ({y.confidence}, "
+                               f"priority {y.priority})")
+        when = f"{days} days apart" if dated else "undated"
+        return ask(f"contradiction between memories {when} with similar confidence: a "
+                   "person decides", f"keep {newer.id} (newer)" if dated else "")
+    broader = min((a, b), key=lambda m: SCOPES.index(m.scope) if m.scope in SCOPES else 9)
+    return ask("the same rule in two scopes may be intended: a person decides",
+               f"keep {broader.id} ({broader.scope}) and deprecate the other, or merge")
+
+
+def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
+         min_confidence: float) -> list[Step]:
+    """One Step per open conflict, most confident first. A conflict one of whose memories an
+    earlier step retires is skipped (retiring it resolves that conflict too, or changes it)."""
+    steps, retired = [], set()
+    for c in sorted(conflicts, key=lambda c: (-c.confidence, c.conflict_id)):
+        a, b = (memories.get(m.memory_id) for m in c.memories)
+        if c.status not in ("unresolved",):
+            steps.append(Step(c, None, None, None, f"{c.status}: a person looks at it"))
+        elif a is None or b is None:
+            steps.append(Step(c, None, None, None, "a memory is gone: scan again"))
+        elif retired & {a.id, b.id}:
+            steps.append(Step(c, None, None, None, "an earlier step retires one of its "
+                                                   "memories: scan again afterwards"))
+        elif c.confidence < min_confidence:
+            steps.append(Step(c, None, None, None, f"detection confidence {c.confidence:.2f} is "
+                                                   f"below {min_confidence:.2f}"))
+        else:
+            step = decide(c, a, b, cfg)
+            if step.target:
+                retired.add(step.target)
+            steps.append(step)
+    return steps
