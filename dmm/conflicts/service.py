@@ -67,10 +67,12 @@ def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,
               *, status: str = "all", type_: str | None = None, min_confidence: float = 0.0,
               conflict_id: str | None = None, limit: int | None = None,
-              ) -> tuple[list[Conflict], int]:
+              scan: bool = True) -> tuple[list[Conflict], int]:
     """Current conflicts with their committed decisions applied, filtered in SQL so that a
-    store with thousands of conflicts lists its top ones quickly; (page, total matching)."""
-    ensure_current(ws, conn)
+    store with thousands of conflicts lists its top ones quickly; (page, total matching).
+    ``scan``: first scan the memories changed since the last scan (else: as last scanned)."""
+    if scan:
+        ensure_current(ws, conn)
     decided = store.decisions(ws.conflicts_dir)
     closed = {cid for cid, d in decided.items() if d.get("status") not in OPEN}
     include, exclude = None, set()
@@ -139,8 +141,11 @@ def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description
 
 
 def one(ws: Workspace, conn: sqlite3.Connection, cid: str) -> Conflict:
-    """The conflict ``cid``, whatever its status."""
-    found, _ = conflicts(ws, conn, conflict_id=cid)
+    """The conflict ``cid``, whatever its status: as last scanned when the scan knows it (the
+    resolver re-reads both memories from git anyway), else after scanning what changed."""
+    found, _ = conflicts(ws, conn, conflict_id=cid, scan=False)
+    if not found:
+        found, _ = conflicts(ws, conn, conflict_id=cid)
     if not found:
         raise NotFoundError(f"no conflict {cid}", hint="`dmm conflicts list --status all`")
     return found[0]
