@@ -97,6 +97,18 @@ def test_an_upgrade_leaves_versionless_statements_true_and_stales_old_versions(r
     assert ("mem_2025_02_10_001", "mem_2026_01_10_001") not in found
 
 
+def test_the_same_value_about_different_things_is_no_duplicate(repo):
+    # a rule "titles stating the same measured value are duplicates" was tried for paraphrased
+    # duplicates (3600 s vs one hour) and dropped: without a shared subject it flags this pair
+    add(repo, "project/c.md", "mem_2025_09_10_001", "Database backups are kept for 30 days",
+        "Nightly database backups are kept for the period and then deleted by the bucket's "
+        "lifecycle rule; restores older than that are impossible.", tags="[backups]")
+    add(repo, "project/d.md", "mem_2025_09_11_001", "Refresh tokens are valid for 30 days",
+        "A refresh token can be exchanged for new access tokens during the period; after that "
+        "the user signs in again.", tags="[auth, tokens]")
+    assert detect(repo) == {}
+
+
 def test_the_same_rule_in_two_scopes(repo):
     body = ("Run the whole test suite locally before every push, so that the main branch stays "
             "green and reviewers never chase failures that a local run would have caught.")
