@@ -144,6 +144,11 @@ class Git:
                 found[path] = meta.split()[2]
         return found
 
+    def paths(self, rev: str, under: str) -> list[str]:
+        """Every file path in ``rev`` below the folder ``under``."""
+        out = self.run("ls-tree", "-r", "-z", "--name-only", rev, "--", under).stdout
+        return [p for p in out.split("\0") if p]
+
     def path_exists(self, rev: str, path: str) -> bool:
         return self.run("cat-file", "-e", f"{rev}:{path}", check=False).returncode == 0
 

@@ -293,8 +293,7 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
 
     def build(old: str):
         current, texts = _read(git, old, mems)
-        listing = git.run("ls-tree", "-r", "-z", "--name-only", old, "--", MEMORY_ROOT).stdout
-        taken_paths = {p[len(MEMORY_ROOT):] for p in listing.split("\0") if p}
+        taken_paths = {p[len(MEMORY_ROOT):] for p in git.paths(old, MEMORY_ROOT)}
         change = plan(request, current, texts, taken_paths, taken_ids, today)
         outcome.memories_modified = change.modified
         outcome.memories_deprecated = change.deprecated
