@@ -129,3 +129,14 @@ def test_the_reviewer_defers_a_proposal_that_would_conflict(store):
     result = json.loads(store.dmm("review", "process", "--id", pid, "--json").stdout)
     assert result["decision"] == "deferred", result
     assert any(i["category"] == "conflicts" and "5 MB" in i["message"] for i in result["issues"])
+
+
+def test_changed_settings_rescan_instead_of_keeping_old_verdicts(store):
+    assert listed(store)["total"] == 1
+    config = store.root / ".dmm" / "config.toml"
+    text = config.read_text()
+    assert "min_confidence = 0.5" in text
+    config.write_text(text.replace("min_confidence = 0.5", "min_confidence = 1.0"))
+    status = json.loads(store.dmm("status", "--json").stdout)
+    assert status["conflicts"]["stale"]
+    assert listed(store)["total"] == 0  # rescanned with the new setting, no file changed
