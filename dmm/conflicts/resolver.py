@@ -19,15 +19,16 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from dmm.conflicts import store
 from dmm.conflicts.model import Conflict, pair_key
 from dmm.errors import InvalidInputError, NotFoundError
 from dmm.gitrepo import Git, commit_message
 from dmm.landing import land
-from dmm.memory.edit import deprecation, next_id, set_field, with_clarification, with_supersedes
+from dmm.memory.edit import (deprecation, next_id, set_field, with_clarification,
+                             with_supersedes)
 from dmm.memory.model import CONFIDENCES, DEPRECATED_DIR, MAX_TAGS, SCOPES, Memory
 from dmm.memory.parse import parse_memory, split_frontmatter
 from dmm.proposals.model import MEMORY_ROOT, PROPOSAL_PREFIX, new_proposal_id
-from dmm.workspace import DMM_DIR
 
 ACTIONS = ("deprecate", "merge", "clarify", "dismiss", "defer")
 STATUS_AFTER = {"deprecate": "resolved", "merge": "resolved", "clarify": "resolved",
@@ -247,11 +248,6 @@ def decision_record(conflict: Conflict, status: str, action: str, reason: str, w
             "at": now.isoformat(timespec="seconds"), **{k: v for k, v in details.items() if v}}
 
 
-def record_path(conflict_id: str) -> str:
-    """Where the decision about ``conflict_id`` is committed (see store.decisions)."""
-    return f"{DMM_DIR}/conflicts/{conflict_id}.json"
-
-
 # --- git: land the change -----------------------------------------------------------------------
 
 def _read(git: Git, rev: str, mems: list[Memory]) -> tuple[list[Memory], dict[str, str]]:
@@ -303,7 +299,7 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
                                  created=change.created, deprecated=change.deprecated,
                                  modified=change.modified,
                                  clarifications=request.clarifications or None)
-        files = {**change.files, record_path(conflict.conflict_id):
+        files = {**change.files, store.record_path(conflict.conflict_id):
                  json.dumps(record, indent=2, ensure_ascii=False) + "\n"}
         blobs = {p: None if t is None else git.hash_blob(t.encode()) for p, t in files.items()}
         tree = git.tree_with(old, blobs)

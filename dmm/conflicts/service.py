@@ -135,7 +135,7 @@ def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description
     message = commit_message(f"dmm: flag conflict {cid}", description, [
         ("Dmm-Conflict", cid), ("Dmm-Resolution", "flag"), ("Dmm-Memory", ids[0]),
         ("Dmm-Memory", ids[1]), ("Dmm-Reason", description), ("Dmm-Resolved-By", who)])
-    landed = commit_files(git, {resolver.record_path(cid):
+    landed = commit_files(git, {store.record_path(cid):
                                 (json.dumps(record, indent=2) + "\n").encode()}, message)
     return cid, landed.commit
 
@@ -156,13 +156,12 @@ def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.Resolutio
             ) -> resolver.ResolutionResult:
     """Resolve one conflict (looked up unless given) as a commit or a proposal."""
     conflict = conflict or one(ws, conn, request.conflict_id)
-    mems = []
-    for m in conflict.memories:
-        found = read.find(conn, m.memory_id)
-        if not found:
-            raise NotFoundError(f"memory {m.memory_id} of {conflict.conflict_id} is gone: "
-                                "run `dmm conflicts scan`")
-        mems.append(found[0])
+    found = memories_of(conn, [conflict])
+    gone = [m.memory_id for m in conflict.memories if m.memory_id not in found]
+    if gone:
+        raise NotFoundError(f"memory {', '.join(gone)} of {conflict.conflict_id} is gone: "
+                            "run `dmm conflicts scan`")
+    mems = [found[m.memory_id] for m in conflict.memories]
     taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
     taken |= {p.memory_id for p in open_proposals(Git(ws.root), with_status=False)}
     return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,

@@ -2,8 +2,9 @@
 
 Detected conflicts are derived data (tables `conflicts`, `conflict_scans` of the cache); a lost
 cache is rebuilt by the next scan, with the same conflict ids. Decisions people make (flag, and
-every resolution: deprecate, merge, clarify, dismiss, defer) are JSON files under .dmm/conflicts/, committed to git, so they survive
-`rm -rf .dmm/index`, pushes and clones; a dismissed pair is never reported again.
+every resolution: deprecate, merge, clarify, dismiss, defer) are JSON files under
+.dmm/conflicts/, committed to git, so they survive `rm -rf .dmm/index`, pushes and clones; a
+dismissed pair is never reported again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from dmm.conflicts.model import Conflict, ConflictMemory
+from dmm.workspace import DMM_DIR
 
 
 def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | None,
@@ -76,8 +78,9 @@ def _digests(conn: sqlite3.Connection) -> dict[str, str]:
 def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
                        ) -> tuple[set[str], bool] | None:
     """(ids of memories added or changed, whether any memory went away) since the last scan;
-    None when this cache never scanned, or scanned with other analyzers or settings. A scan of the changed ids also drops the conflicts of
-    memories that went away (store.save), so an empty id set can still need a scan."""
+    None when this cache never scanned, or scanned with other analyzers or settings. A scan of
+    the changed ids also drops the conflicts of memories that went away (store.save), so an
+    empty id set can still need a scan."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
     if row is None or _scanned_with(conn) != fingerprint:
         return None
@@ -117,8 +120,10 @@ def from_dict(d: dict) -> Conflict:
 
 # --- committed decisions ------------------------------------------------------------------------
 
-def decision_path(conflicts_dir: Path, cid: str) -> Path:
-    return conflicts_dir / f"{cid}.json"
+def record_path(cid: str) -> str:
+    """Where the decision about conflict ``cid`` is committed, from the repository root
+    (``decisions`` reads these files back from the work tree)."""
+    return f"{DMM_DIR}/conflicts/{cid}.json"
 
 
 def decisions(conflicts_dir: Path) -> dict[str, dict]:
@@ -166,9 +171,9 @@ def detected(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
     found: set[str] = set()
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
         found |= {r[0] for r in conn.execute(
-            f"SELECT conflict_id FROM conflicts WHERE conflict_id IN ({','.join('?' * len(chunk))})",
-            chunk)}
+            f"SELECT conflict_id FROM conflicts WHERE conflict_id IN ({marks})", chunk)}
     return found
 
 
