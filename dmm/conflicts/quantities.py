@@ -38,6 +38,11 @@ SIZE = {  # bytes
     "gigabytes": 1000**3, "megabyte": 1000**2, "megabytes": 1000**2, "kilobyte": 1000,
     "kilobytes": 1000, "terabyte": 1000**4,
 }
+# "14 August", "3. März", "5 de enero": a day of the month, not a count of months
+MONTHS = frozenset("""january february march april may june july august september october
+    november december jan feb mar apr jun jul aug sep sept oct nov dec januar februar märz
+    juni juli oktober dezember enero febrero marzo abril mayo junio julio agosto septiembre
+    octubre noviembre diciembre""".split())
 _NUM = r"(\d{1,3}(?:[,_ ]\d{3})+|\d+(?:\.\d+)?)"
 _WORDNUM = "|".join(sorted(WORD_NUMBERS, key=len, reverse=True))
 _TOKEN = re.compile(rf"(?<![\w.]){_NUM}(?:\s*(million|billion|thousand))?\s*%?|\b({_WORDNUM})\b",
@@ -93,7 +98,8 @@ def quantities(text: str) -> list[Quantity]:
                                 m.start()))
         elif unit in SIZE:
             out.append(Quantity("size", value * SIZE[unit], text[m.start():u.end()], m.start()))
-        elif unit and len(unit) > 2 and unit.isalpha() and unit not in STOPWORDS:
+        elif (unit and len(unit) > 2 and unit.isalpha() and unit not in STOPWORDS
+              and unit not in MONTHS):
             out.append(Quantity(f"count:{stem(unit)}", value, text[m.start():u.end()],
                                 m.start()))
     return out
