@@ -39,6 +39,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "pair_similarity": 0.08,  # pairs less similar than this are never compared
         "duplicate_similarity": 0.45,  # same scope and this similar: duplicate
         "scope_overlap_similarity": 0.3,  # two scopes and this similar: scope overlap
+        "anchor_similarity": 0.35,  # this share of code, names and values in common: a copy
         "value_similarity": 0.1,  # this similar and different values: contradiction
         "negation_similarity": 0.15,  # this similar and one title negated: contradiction
         "temporal_similarity": 0.12,  # this similar and the newer records a change: stale

@@ -29,6 +29,53 @@ CHANGE = re.compile(
     r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*)\b|迁移|改为|替换", re.I)
 # "from X to Y": what a change left behind (X) and what it moved to (Y)
 TRANSITION = re.compile(r"\bfrom\s+([A-Z][\w.+#-]+)(?:\s+\w+){0,3}?\s+to\s+([A-Z][\w.+#-]+)")
+# Cues that forbid what precedes them: "tab characters are not allowed", "... are sent back"
+PROHIBITED = re.compile(
+    r"\b(?:(?:is|are|be|get|gets)\s+(?:not\s+(?:allowed|permitted|accepted|used)|"
+    r"forbidden|prohibited|banned|rejected|refused|sent back)|"
+    r"(?:should|must|will)\s+be\s+(?:rejected|refused|sent back))\b"
+    r"|\b(?:nicht\s+(?:erlaubt|zulässig|gestattet)|verboten|no\s+(?:está|están)\s+permitid[oa]s?|"
+    r"prohibid[oa]s?)\b|不允许|不能使用", re.I)
+# Cues that forbid the action that follows them ("never merges", "do not introduce") and cues
+# that forbid the thing that follows them ("no tabs", "decided against mappers")
+FORBIDS_ACTION = re.compile(
+    r"\b(?:never|do not|don't|does not|doesn't|must not|mustn't|should not|shouldn't|"
+    r"cannot|can't|avoid|nie|niemals|nunca|jamás|evita|evitar)\b|不要|禁止|不得|切勿", re.I)
+FORBIDS_THING = re.compile(
+    r"\b(?:no|not|against|instead of|rather than|nicht|kein|keine|keinen|statt|"
+    r"anstatt|en lugar de)\b|不|没有", re.I)
+# verbs that only carry their object: "do not introduce X" forbids X
+LIGHT_VERBS = frozenset(terms("use add introduce write create put make have do take bring "
+                              "commit push adopt rely depend start allow let"))
+_CLAUSE = re.compile(r"[;:,()]|\s+(?:but|and then|while|whereas|aber|sondern|pero|sino)\s+|，|；")
+
+
+def prohibitions(sentence: str) -> list[tuple[bool, tuple[str, ...]]]:
+    """What ``sentence`` forbids: (is_action, terms in order) for each clause with a cue. The
+    words after "never", "do not" (an action; a light verb such as "use" gives way to its
+    object) or after "no", "against" (a thing), or the words before "are not allowed",
+    "should be rejected" (a thing)."""
+    out = []
+    for clause in _CLAUSE.split(sentence):
+        if not clause or not clause.strip():
+            continue
+        action = False
+        m = PROHIBITED.search(clause)
+        if m:
+            scope = terms(clause[:m.start()])[-4:]
+        elif m := FORBIDS_ACTION.search(clause):
+            scope = terms(clause[m.end():])
+            action = bool(scope) and scope[0] not in LIGHT_VERBS
+            scope = (scope if action else scope[1:])[:4]
+        elif m := FORBIDS_THING.search(clause):
+            scope = terms(clause[m.end():])[:4]
+        else:
+            continue
+        if scope:
+            out.append((action, tuple(scope)))
+    return out
+
+
 # A directive tells the reader what to do (a rule); a fact describes how things are. A newer
 # memory recording a change makes an old fact stale, but contradicts an old rule.
 DIRECTIVE = re.compile(
@@ -48,6 +95,13 @@ class Features:
     sentences: list[str] = field(default_factory=list)
     contexts: list[set[str]] = field(default_factory=list)  # terms of each quantity's sentence
     negated_title: bool = False
+    # what the title forbids, then what body sentences forbid: (is_action, terms in order)
+    title_prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
+    prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
+    all_terms: set[str] = field(default_factory=set)  # every term of title, body and tags
+    # words that read the same in every language: code, identifiers, acronyms, numbers and
+    # normalised quantities ("RFC 9457", "application/problem+json", "duration=3600")
+    anchors: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)  # proper names in title and body
     # sentences with a change cue: (sentence, its proper names, its terms)
     changes: list[tuple[str, set[str], set[str]]] = field(default_factory=list)
@@ -55,6 +109,41 @@ class Features:
     @property
     def id(self) -> str:
         return self.memory.id
+
+
+_CODE_BLOCK = re.compile(r"^```.*?^```", re.S | re.M)
+_LINK = re.compile(r"\[[^\]\n]*\]\([^)\n]*\)")
+
+
+def _prose(body: str) -> str:
+    """``body`` without code blocks and links: a link's text ("see [Avoid X](x.md)") cites
+    another memory, it does not forbid anything."""
+    return _LINK.sub("", _CODE_BLOCK.sub("", body))
+
+
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._/+-][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*")
+
+
+def anchors(text: str, qs: list[Quantity]) -> set[str]:
+    """Language-independent tokens of ``text``: every token of inline code, and the tokens
+    outside it that hold a digit, two capitals or a separator (RFC, E501, UTC, docs/x.md),
+    plus each quantity as dimension=value in its base unit."""
+    out = {t.lower() for code in _INLINE_CODE.findall(text) for t in _TOKEN.findall(code)
+           if len(t) > 1}
+    for t in _TOKEN.findall(_INLINE_CODE.sub(" ", text)):
+        if len(t) > 1 and (any(c.isdigit() for c in t) or sum(c.isupper() for c in t) >= 2
+                           or any(c in "._/+" for c in t)):
+            out.add(t.lower())
+    out.update(f"{q.dimension}={q.value:g}" for q in qs)
+    return out
+
+
+def anchor_overlap(a: Features, b: Features) -> tuple[float, set[str]]:
+    """Jaccard similarity of two memories' anchors, and the anchors they share."""
+    shared = a.anchors & b.anchors
+    union = len(a.anchors | b.anchors)
+    return (len(shared) / union if union else 0.0), shared
 
 
 def split_sentences(text: str) -> list[str]:
@@ -81,12 +170,17 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         sentences = split_sentences(body)
         qs = quantities(body)
         title_terms = set(terms(m.title))
+        prose = _prose(body)
         out[m.id] = Features(
             memory=m, vector={t: v / norm for t, v in vec.items()},
             title_terms=title_terms, quantities=qs,
             contexts=[set(terms(_sentence_at(body, q.start))) | title_terms for q in qs],
             versions=versions(body), sentences=sentences,
             negated_title=bool(NEGATION.search(m.title)),
+            title_prohibitions=prohibitions(m.title),
+            prohibitions=[p for s in split_sentences(prose) for p in prohibitions(s)],
+            all_terms=set(terms(" ".join([m.title, body, *m.tags]))),
+            anchors=anchors(m.title + "\n" + prose, qs),
             names=proper_names(m.title + ". " + body),
             changes=[(s, proper_names(s), set(terms(s))) for s in sentences + [m.title]
                      if CHANGE.search(s)])

@@ -17,7 +17,7 @@ from dmm.conflicts.features import Features
 
 # Bump when a change to the analyzers changes what they report: caches scanned by an older
 # version (or with other settings) then rescan everything instead of keeping stale verdicts.
-VERSION = 2
+VERSION = 3
 
 
 def fingerprint(config: dict) -> str:

@@ -1,29 +1,56 @@
 """Negation and replacement cues: one memory forbids what the other prescribes.
 
-Cues match on word boundaries in English, German and Spanish, and as substrings in Chinese, so
-"note" is not "not" and "do" is not "don't". A pair counts when it is about the same subject
-(similar enough, sharing title terms) and exactly one of the two titles is negated.
+Every sentence is read for what it forbids: the words after a cue such as "never", "do not",
+"decided against", "instead of" (or their German, Spanish and Chinese forms), or the words
+before one such as "are not allowed" or "should be rejected". A pair counts when one memory
+forbids what the other's title states as its point: the forbidden words meet the title (two of
+them, or the first, the verb or object the cue applies to), and the other memory says all of
+them somewhere. Cues match on word boundaries ("note" is not "not"; Chinese as substrings).
 """
 
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.features import DIRECTIVE
 from dmm.conflicts.model import Candidate
 
 NAME = "negation"
+
+
+def _states(title: str) -> bool:
+    """A title that tells or claims something; "Error Types" only names a topic."""
+    return bool(DIRECTIVE.search(title)) or len(title.split()) >= 4
+
+
+def _forbidden(f, g) -> tuple[str, ...] | None:
+    """What ``f`` forbids that ``g``'s (affirmative) title states, if anything."""
+    if g.negated_title or not _states(g.memory.title):
+        return None
+    # a body sentence that forbids the memory's own subject is not its point ("only
+    # authorised apps may use the HSM" in a memory about the HSM): those words are left out
+    body = [(action, tuple(t for t in scope if t not in f.title_terms))
+            for action, scope in f.prohibitions]
+    for action, scope in f.title_prohibitions + body:
+        if not scope or not set(scope) <= g.all_terms:
+            continue
+        in_title = [t for t in scope if t in g.title_terms]
+        if scope[0] in g.title_terms or (not action and len(in_title) >= 2):
+            return scope
+    return None
 
 
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["negation_similarity"]
     out = []
     for a, b, sim in ctx.pairs:
+        if sim < floor:
+            continue
         fa, fb = ctx.features[a], ctx.features[b]
-        if sim < floor or fa.negated_title == fb.negated_title:
-            continue
-        shared = fa.title_terms & fb.title_terms
-        if not shared:
-            continue
-        out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.35 + sim),
-                             f"one forbids what the other states about {', '.join(sorted(shared))}",
-                             (fa.memory.title, fb.memory.title)))
+        for f, g in ((fa, fb), (fb, fa)):
+            scope = _forbidden(f, g)
+            if scope:
+                out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.35 + sim),
+                                     f"{f.id} forbids what {g.id} states: "
+                                     f"{' '.join(scope)}", (f.memory.title, g.memory.title)))
+                break
     return out
