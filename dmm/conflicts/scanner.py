@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from dmm.conflicts import store
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
+from dmm.conflicts.contexts import apart
 from dmm.conflicts.features import Features, build, cosine
 from dmm.conflicts.merger import merge
 from dmm.index import read
@@ -55,7 +56,8 @@ def now() -> str:
 
 def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: float,
                     skip_ephemeral: bool) -> list[tuple[str, str, float]]:
-    """Pairs of active memories, at least one in ``focus``, with cosine >= ``min_sim``."""
+    """Pairs of active memories, at least one in ``focus``, with cosine >= ``min_sim``, that
+    are not set in different contexts (Python vs YAML, tests vs production)."""
     active = [i for i, f in features.items() if f.memory.is_active]
     postings: dict[str, list[str]] = defaultdict(list)
     for i in active:
@@ -84,6 +86,8 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
             seen.add(key)
             g = features[j]
             if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
+                continue
+            if apart(f.named_contexts, g.named_contexts):
                 continue
             sim = cosine(f, g)
             if sim >= min_sim:
