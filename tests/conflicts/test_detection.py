@@ -138,3 +138,72 @@ def test_negation_cues_respect_word_boundaries():
     assert NEGATION.search("Niemals direkt pushen") and NEGATION.search("不要直接推送")
     assert not NEGATION.search("A note about nothingness") or NEGATION.search("nothing")
     assert not NEGATION.search("Take notes and do the knot")
+
+
+def test_a_body_that_forbids_what_the_other_title_states_is_a_contradiction(repo):
+    add(repo, "project/a.md", "mem_2025_03_10_001", "Container images are built with Podman",
+        "Every image is built rootless with Podman and pushed by CI. Docker Desktop is not "
+        "allowed on developer laptops because of its licence terms.", tags="[containers]")
+    add(repo, "project/b.md", "mem_2026_01_10_001", "Developers build images with Docker Desktop",
+        "Install Docker Desktop and run make image; the daemon caches layers between builds.",
+        tags="[containers]")
+    # cites the first rule in a link and names the topic only: neither contradicts it
+    add(repo, "project/c.md", "mem_2026_02_10_001", "Image registry",
+        "Images go to the internal registry; see [Docker Desktop is not allowed](a.md) for "
+        "how images are built.\n\n```sh\n# never do this\ndocker push latest\n```",
+        tags="[registry]")
+    assert detect(repo) == {("mem_2025_03_10_001", "mem_2026_01_10_001"): "contradictory"}
+
+
+def test_forbidding_one_action_does_not_contradict_another_action_on_the_same_thing(repo):
+    add(repo, "agent/a.md", "mem_2025_04_10_001", "The agent never deletes remote branches",
+        "Deleting a remote branch loses other people's work; leave it to the humans.",
+        scope="agent", tags="[git, branches]")
+    add(repo, "agent/b.md", "mem_2025_05_10_001", "Remote branches are named after the ticket",
+        "A remote branch is called feature/ABC-123-short-summary so the tracker links it.",
+        scope="agent", tags="[git, branches]")
+    assert detect(repo) == {}
+
+
+def test_the_same_code_and_values_in_two_languages_is_a_duplicate(repo):
+    add(repo, "project/a.md", "mem_2025_06_10_001", "Health checks answer on /healthz",
+        "Every service answers `GET /healthz` with `200` when ready and `503` while "
+        "draining. The check must finish within `HEALTH_TIMEOUT_MS=500` and echo the "
+        "`X-Request-ID` header; Kubernetes probes it every 10 seconds.", tags="[ops]")
+    add(repo, "project/b.md", "mem_2026_01_12_001", "Gesundheitsprüfung unter /healthz",
+        "Jeder Dienst beantwortet `GET /healthz` mit `200`, sobald er bereit ist, und mit "
+        "`503` beim Herunterfahren. Die Prüfung endet innerhalb von `HEALTH_TIMEOUT_MS=500` "
+        "und gibt den Header `X-Request-ID` zurück; Kubernetes fragt alle 10 Sekunden.",
+        tags="[ops]")
+    assert detect(repo) == {("mem_2025_06_10_001", "mem_2026_01_12_001"): "duplicate"}
+
+
+def test_values_for_different_contexts_do_not_contradict(repo):
+    add(repo, "project/a.md", "mem_2025_07_10_001", "Go services retry three times",
+        "Outbound calls from Go services retry three times with jittered backoff.",
+        tags="[go, retries]")
+    add(repo, "project/b.md", "mem_2025_08_10_001", "Python services retry five times",
+        "Outbound calls from Python services retry five times with jittered backoff.",
+        tags="[python, retries]")
+    add(repo, "project/c.md", "mem_2025_09_10_001", "Release 2.0 branches off on 3 March",
+        "The release branch for 2.0 is cut on 3 March 2026.", tags="[releases]")
+    add(repo, "project/d.md", "mem_2025_09_11_001", "Release 2.0 ships on 17 March",
+        "Release 2.0 reaches customers on 17 March 2026.", tags="[releases]")
+    assert detect(repo) == {}
+
+
+def test_named_contexts_are_whole_words():
+    from dmm.conflicts.contexts import apart, named_contexts
+
+    python, yaml = named_contexts("Python files", []), named_contexts("Manifests", ["yaml"])
+    assert apart(python, yaml) == "language"
+    assert named_contexts("Product pages are cached", []) == {}  # "product" is not production
+    assert apart(named_contexts("Prod database", []), named_contexts("production", [])) is None
+    assert apart(python, named_contexts("Timeouts", [])) is None  # one side names none
+
+
+def test_a_day_of_the_month_is_no_count():
+    from dmm.conflicts.quantities import quantities
+
+    assert [q.dimension for q in quantities("cut on 14 August with 3 reviewers")] == [
+        "count:review"]
