@@ -48,6 +48,19 @@ FORBIDS_THING = re.compile(
 # verbs that only carry their object: "do not introduce X" forbids X
 LIGHT_VERBS = frozenset(terms("use add introduce write create put make have do take bring "
                               "commit push adopt rely depend start allow let"))
+# the first word of every cue above: a set lookup spares most sentences the regexes
+_CUE_WORDS = frozenset("""never do don't does doesn't must mustn't should shouldn't cannot can't
+    avoid nie niemals nunca jamás evita evitar no not against instead rather nicht kein keine
+    keinen statt anstatt en forbidden prohibited banned rejected refused sent verboten
+    prohibido prohibida prohibidos prohibidas""".split())
+_CJK_CUES = ("不", "没有", "禁止", "切勿")
+_SPLIT = re.compile(r"[^\w'’]+")
+
+
+def _may_forbid(sentence: str) -> bool:
+    lowered = sentence.lower()
+    return not _CUE_WORDS.isdisjoint(_SPLIT.split(lowered)) or any(
+        c in sentence for c in _CJK_CUES)
 _CLAUSE = re.compile(r"[;:,()]|\s+(?:but|and then|while|whereas|aber|sondern|pero|sino)\s+|，|；")
 
 
@@ -56,7 +69,9 @@ def prohibitions(sentence: str) -> list[tuple[bool, tuple[str, ...]]]:
     words after "never", "do not" (an action; a light verb such as "use" gives way to its
     object) or after "no", "against" (a thing), or the words before "are not allowed",
     "should be rejected" (a thing)."""
-    out = []
+    out: list[tuple[bool, tuple[str, ...]]] = []
+    if not _may_forbid(sentence):
+        return out
     for clause in _CLAUSE.split(sentence):
         if not clause or not clause.strip():
             continue
@@ -99,7 +114,7 @@ class Features:
     # what the title forbids, then what body sentences forbid: (is_action, terms in order)
     title_prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
     prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
-    all_terms: set[str] = field(default_factory=set)  # every term of title, body and tags
+    all_terms: set[str] = field(default_factory=set)  # every term of title, tags and body
     # words that read the same in every language: code, identifiers, acronyms, numbers and
     # normalised quantities ("RFC 9457", "application/problem+json", "duration=3600")
     anchors: set[str] = field(default_factory=set)
@@ -125,6 +140,7 @@ def _prose(body: str) -> str:
 
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._/+-][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*")
+_SHAPED = re.compile(r"\d|[A-Z].*[A-Z]|[._/+]")
 
 
 def anchors(text: str, qs: list[Quantity]) -> set[str]:
@@ -133,10 +149,8 @@ def anchors(text: str, qs: list[Quantity]) -> set[str]:
     plus each quantity as dimension=value in its base unit."""
     out = {t.lower() for code in _INLINE_CODE.findall(text) for t in _TOKEN.findall(code)
            if len(t) > 1}
-    for t in _TOKEN.findall(_INLINE_CODE.sub(" ", text)):
-        if len(t) > 1 and (any(c.isdigit() for c in t) or sum(c.isupper() for c in t) >= 2
-                           or any(c in "._/+" for c in t)):
-            out.add(t.lower())
+    out.update(t.lower() for t in _TOKEN.findall(_INLINE_CODE.sub(" ", text))
+               if len(t) > 1 and _SHAPED.search(t))
     out.update(f"{q.dimension}={q.value:g}" for q in qs)
     return out
 
@@ -181,7 +195,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             negated_title=bool(NEGATION.search(m.title)),
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in split_sentences(prose) for p in prohibitions(s)],
-            all_terms=set(terms(" ".join([m.title, body, *m.tags]))),
+            all_terms=set(vec),  # the indexed terms: title, tags, folders and body
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=named_contexts(m.title, m.tags),
             names=proper_names(m.title + ". " + body),
