@@ -41,7 +41,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "scope_overlap_similarity": 0.3,  # two scopes and this similar: scope overlap
         "anchor_similarity": 0.35,  # this share of code, names and values in common: a copy
         "value_similarity": 0.1,  # this similar and different values: contradiction
-        "negation_similarity": 0.15,  # this similar and one title negated: contradiction
+        "negation_similarity": 0.15,  # this similar and one forbids what the other states
         "temporal_similarity": 0.12,  # this similar and the newer records a change: stale
         "tag_overlap": 0.4,  # tag Jaccard that counts as evidence of a shared subject
         "skip_ephemeral_pairs": True,  # two ephemeral notes may disagree: not reported

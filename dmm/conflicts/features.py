@@ -57,11 +57,12 @@ _CJK_CUES = ("不", "没有", "禁止", "切勿")
 _SPLIT = re.compile(r"[^\w'’]+")
 
 
-def _may_forbid(sentence: str) -> bool:
-    lowered = sentence.lower()
-    return not _CUE_WORDS.isdisjoint(_SPLIT.split(lowered)) or any(
-        c in sentence for c in _CJK_CUES)
 _CLAUSE = re.compile(r"[;:,()]|\s+(?:but|and then|while|whereas|aber|sondern|pero|sino)\s+|，|；")
+
+
+def _may_forbid(sentence: str) -> bool:
+    return (not _CUE_WORDS.isdisjoint(_SPLIT.split(sentence.lower()))
+            or any(c in sentence for c in _CJK_CUES))
 
 
 def prohibitions(sentence: str) -> list[tuple[bool, tuple[str, ...]]]:
