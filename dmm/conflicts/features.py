@@ -19,10 +19,6 @@ from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
 from dmm.text.analyze import STOPWORDS, terms
 
-NEGATION = re.compile(
-    r"\b(not|no|never|don't|do not|doesn't|does not|mustn't|must not|cannot|can't|without|"
-    r"nobody|nothing|nie|niemals|nicht|kein|keine|keinen|ohne|nunca|jamás|sin|ningún|"
-    r"ninguna)\b|不|没有|禁止|不要|不得|无需|切勿", re.I)
 CHANGE = re.compile(
     r"\b(moved|migrated|migration|switched|replaced|replaces|upgraded|upgrade|took over|"
     r"taken over|no longer|retired|sunset|switched off|turned off|decommissioned|"
@@ -57,6 +53,9 @@ _CJK_CUES = ("不", "没有", "禁止", "切勿")
 _SPLIT = re.compile(r"[^\w'’]+")
 
 
+# any of the cues: one vocabulary of negation for every analyzer
+NEGATION = re.compile("|".join(f"(?:{p.pattern})" for p in (PROHIBITED, FORBIDS_ACTION,
+                                                            FORBIDS_THING)), re.I)
 _CLAUSE = re.compile(r"[;:,()]|\s+(?:but|and then|while|whereas|aber|sondern|pero|sino)\s+|，|；")
 
 
@@ -111,7 +110,6 @@ class Features:
     versions: list[Version] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
     contexts: list[set[str]] = field(default_factory=list)  # terms of each quantity's sentence
-    negated_title: bool = False
     # what the title forbids, then what body sentences forbid: (is_action, terms in order)
     title_prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
     prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
@@ -193,7 +191,6 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             title_terms=title_terms, quantities=qs,
             contexts=[set(terms(_sentence_at(body, q.start))) | title_terms for q in qs],
             versions=versions(body), sentences=sentences,
-            negated_title=bool(NEGATION.search(m.title)),
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in split_sentences(prose) for p in prohibitions(s)],
             all_terms=set(vec),  # the indexed terms: title, tags, folders and body

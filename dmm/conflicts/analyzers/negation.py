@@ -24,7 +24,7 @@ def _states(title: str) -> bool:
 
 def _forbidden(f, g) -> tuple[str, ...] | None:
     """What ``f`` forbids that ``g``'s (affirmative) title states, if anything."""
-    if g.negated_title or not _states(g.memory.title):
+    if g.title_prohibitions or not _states(g.memory.title):  # g's title forbids, not states
         return None
     # a body sentence that forbids the memory's own subject is not its point ("only
     # authorised apps may use the HSM" in a memory about the HSM): those words are left out
