@@ -18,6 +18,7 @@ FAMILIES = {
         dockerfile terraform helm csharp scala elixir haskell lua dart""",
     "platform": "ios android web mobile desktop windows macos linux",
     "plan": "free pro enterprise premium",
+    "test level": "unit integration e2e smoke",
 }
 # members that are one context under two names ("py" is Python, "prod" is production)
 SAME = {"py": "python", "yml": "yaml", "prod": "production", "dev": "development",

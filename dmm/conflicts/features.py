@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from dmm.conflicts.alternatives import choices
 from dmm.conflicts.contexts import named_contexts
 from dmm.conflicts.quantities import Quantity, Version, quantities, versions
 from dmm.index.refresh import posting_weights
@@ -118,6 +119,7 @@ class Features:
     # normalised quantities ("RFC 9457", "application/problem+json", "duration=3600")
     anchors: set[str] = field(default_factory=set)
     named_contexts: dict[str, set[str]] = field(default_factory=dict)  # see contexts.py
+    choices: dict[str, str] = field(default_factory=dict)  # see alternatives.py
     names: set[str] = field(default_factory=set)  # proper names in title and body
     # sentences with a change cue: (sentence, its proper names, its terms)
     changes: list[tuple[str, set[str], set[str]]] = field(default_factory=list)
@@ -196,6 +198,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             all_terms=set(vec),  # the indexed terms: title, tags, folders and body
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=named_contexts(m.title, m.tags),
+            choices=choices(m.title),
             names=proper_names(m.title + ". " + body),
             changes=[(s, proper_names(s), set(terms(s))) for s in sentences + [m.title]
                      if CHANGE.search(s)])

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
-           "negation", "temporal", "manual")
+           "negation", "alternatives", "temporal", "manual")
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
 OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
 

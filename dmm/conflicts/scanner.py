@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from dmm.conflicts import store
+from dmm.conflicts.alternatives import FAMILIES, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
 from dmm.conflicts.features import Features, build, cosine
@@ -56,20 +57,45 @@ def now() -> str:
 
 def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: float,
                     skip_ephemeral: bool) -> list[tuple[str, str, float]]:
-    """Pairs of active memories, at least one in ``focus``, with cosine >= ``min_sim``, that
-    are not set in different contexts (Python vs YAML, tests vs production)."""
+    """Pairs of active memories, at least one in ``focus``, with cosine >= ``min_sim`` or
+    choosing different answers of a family of alternatives that names its subject (Argon2id
+    vs bcrypt: few shared words, one question), that are not set in different contexts
+    (Python vs YAML, tests vs production)."""
     active = [i for i, f in features.items() if f.memory.is_active]
     postings: dict[str, list[str]] = defaultdict(list)
+    chosen: dict[str, list[str]] = defaultdict(list)
     for i in active:
         for term in features[i].vector:
             postings[term].append(i)
+        for family in features[i].choices:
+            if FAMILIES[family].names_subject:
+                chosen[family].append(i)
     max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * len(active)))
     seen: set[tuple[str, str]] = set()
     out = []
-    for i in sorted(focus):
-        f = features.get(i)
-        if f is None or not f.memory.is_active:
-            continue
+
+    def compare(f: Features, g: Features, min_sim: float) -> None:
+        key = (f.id, g.id) if f.id < g.id else (g.id, f.id)
+        if key in seen:
+            return
+        seen.add(key)
+        if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
+            return
+        if apart(f.named_contexts, g.named_contexts):
+            return
+        sim = cosine(f, g)
+        if sim >= min_sim:
+            out.append((key[0], key[1], sim))
+
+    focused = [features[i] for i in sorted(focus) if i in features
+               and features[i].memory.is_active]
+    for f in focused:  # alternatives first: the pair is compared whatever its similarity
+        for family, member in f.choices.items():
+            for j in chosen.get(family, ()):
+                if features[j].choices[family] != member:
+                    compare(f, features[j], 0.0)
+    for f in focused:
+        i = f.id
         shared: dict[str, int] = defaultdict(int)
         for term in f.vector:
             docs = postings.get(term, ())
@@ -78,20 +104,8 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
                     shared[j] += 1
         # one shared rare word (an id, a number) is chance; two start to be a subject
         for j in [j for j, n in shared.items() if n >= MIN_SHARED_TERMS]:
-            if j == i:
-                continue
-            key = (i, j) if i < j else (j, i)
-            if key in seen:
-                continue
-            seen.add(key)
-            g = features[j]
-            if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
-                continue
-            if apart(f.named_contexts, g.named_contexts):
-                continue
-            sim = cosine(f, g)
-            if sim >= min_sim:
-                out.append((key[0], key[1], sim))
+            if j != i:
+                compare(f, features[j], min_sim)
     return sorted(out)
 
 
@@ -115,15 +129,33 @@ def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, dict
     return out
 
 
+def _other_answers(conn: sqlite3.Connection, title: str) -> set[str]:
+    """Active memories whose titles choose another answer of a family of alternatives that
+    names its subject, as ``title`` does (bcrypt for Argon2id): they may share no words."""
+    out = set()
+    for family, member in choices(title).items():
+        if not FAMILIES[family].names_subject:
+            continue
+        for other in FAMILIES[family].members:
+            for name in names_of(family, other) if other != member else ():
+                for mid, other_title in conn.execute(
+                        "SELECT id, title FROM memories WHERE lower(title) LIKE ? AND "
+                        "status = 'active'", (f"%{name}%",)):
+                    if choices(other_title).get(family) == other:
+                        out.add(mid)
+    return out
+
+
 def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
                   ) -> tuple[dict[str, Features], set[str]]:
     """Features for a scan and the ids it is about.
 
     A full scan (``focus_ids`` None) reads every memory. An incremental or targeted scan reads
     only the changed memories, their nearest neighbours by the cache's postings, the memories
-    linked to them by `supersedes`, and the memories that record a move "from X to Y"
-    (reversals), with document frequencies from the whole store; that keeps a hook's scan
-    fast on large stores.
+    linked to them by `supersedes`, the memories that record a move "from X to Y"
+    (reversals) and those choosing another answer to the same question (alternatives.py),
+    with document frequencies from the whole store; that keeps a hook's scan fast on large
+    stores.
     """
     docs = dict(conn.execute("SELECT id, doc FROM memories"))
     if focus_ids is None:
@@ -146,6 +178,7 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
         "WHERE b.body LIKE '%from %to %' AND m.status = 'active'")}
     for memory in read.memories_by_doc(conn, [docs[i] for i in focus]).values():
         wanted |= {s.memory_id for s in similar_memories(conn, memory, limit=NEIGHBOURS)}
+        wanted |= _other_answers(conn, memory.title)
     subset = list(read.memories_by_doc(conn, [docs[i] for i in wanted if i in docs]).values())
     by_doc = _weights(conn, [docs[m.id] for m in subset])
     weights = {m.id: by_doc.get(docs[m.id], {}) for m in subset}

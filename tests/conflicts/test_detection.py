@@ -207,3 +207,60 @@ def test_a_day_of_the_month_is_no_count():
 
     assert [q.dimension for q in quantities("cut on 14 August with 3 reviewers")] == [
         "count:review"]
+
+
+def test_different_answers_to_one_question_contradict(repo):
+    # no shared words, no numbers, no "not": scrypt and PBKDF2 both answer "how are
+    # passwords stored", which the family names by itself
+    add(repo, "project/a.md", "mem_2025_02_12_001", "Passphrases are derived with scrypt",
+        "Each passphrase goes through scrypt (N=2^15, r=8) before it is written.",
+        tags="[security]")
+    add(repo, "project/b.md", "mem_2025_10_12_001", "Account secrets go through PBKDF2",
+        "Sign-in checks recompute PBKDF2-HMAC-SHA256 with 600,000 rounds.", tags="[auth]")
+    # naming both is a migration story, not a third answer
+    add(repo, "project/c.md", "mem_2025_11_12_001", "Legacy digests move from bcrypt to scrypt",
+        "On the next sign-in every bcrypt digest is replaced by a scrypt one.",
+        tags="[migrations]")
+    # a family that needs a shared subject: kebab-case vs snake_case config keys contradict,
+    # snake_case columns and kebab-case URL paths are different things
+    add(repo, "project/d.md", "mem_2025_03_12_001", "Config keys are written in kebab-case",
+        "Keys in settings files read like max-connections.", tags="[config]")
+    add(repo, "project/e.md", "mem_2025_04_12_001", "Config keys use snake_case",
+        "Settings files spell keys like max_connections.", tags="[config]")
+    add(repo, "project/f.md", "mem_2025_05_12_001", "Database columns are snake_case",
+        "Columns read like created_at.", tags="[database]")
+    add(repo, "project/g.md", "mem_2025_06_12_001", "URL paths are kebab-case",
+        "Paths read like /order-lines.", tags="[http]")
+    assert detect(repo) == {
+        ("mem_2025_02_12_001", "mem_2025_10_12_001"): "contradictory",
+        ("mem_2025_03_12_001", "mem_2025_04_12_001"): "contradictory",
+    }
+
+
+def test_a_memory_that_also_endorses_the_other_answer_does_not_contradict(repo):
+    add(repo, "project/a.md", "mem_2025_02_13_001", "Timestamps are stored in UTC",
+        "Every timestamp column holds UTC values.", tags="[timestamps, database]")
+    add(repo, "project/b.md", "mem_2025_03_13_001", "Reports show local time",
+        "Reports convert the stored UTC values to local time for readers.",
+        tags="[timestamps, reports]")
+    add(repo, "project/c.md", "mem_2025_04_13_001", "Audit times are written in local time",
+        "Audit rows hold local time; UTC is not used there.", tags="[timestamps, audit]")
+    assert detect(repo) == {("mem_2025_02_13_001", "mem_2025_04_13_001"): "contradictory"}
+
+
+def test_an_incremental_scan_compares_other_answers_that_share_no_words(repo):
+    add(repo, "project/a.md", "mem_2025_02_14_001", "Crashes are reported to Rollbar",
+        "Unhandled exceptions reach Rollbar with the release tag.", tags="[errors]")
+    for n in range(2, 8):
+        add(repo, f"project/x{n}.md", f"mem_2025_02_14_00{n}", f"Unrelated rule {n}",
+            f"Something else entirely, number {n}.")
+    add(repo, "project/b.md", "mem_2025_09_14_001", "Bugsnag receives every failure",
+        "The mobile and web clients send failures to Bugsnag.", tags="[monitoring]")
+    conn, _ = open_fresh(repo.ws)
+    try:
+        scan(conn, config.DEFAULTS["conflicts"], scan_type="incremental",
+             focus_ids={"mem_2025_09_14_001"})
+        rows = conn.execute("SELECT a, b, type FROM conflicts").fetchall()
+    finally:
+        conn.close()
+    assert rows == [("mem_2025_02_14_001", "mem_2025_09_14_001", "contradictory")]

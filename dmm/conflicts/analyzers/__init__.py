@@ -17,7 +17,7 @@ from dmm.conflicts.features import Features
 
 # Bump when a change to the analyzers changes what they report: caches scanned by an older
 # version (or with other settings) then rescan everything instead of keeping stale verdicts.
-VERSION = 3
+VERSION = 4
 
 
 def fingerprint(config: dict) -> str:
@@ -35,8 +35,8 @@ class ScanContext:
 
 
 def registry() -> dict:
-    from dmm.conflicts.analyzers import (negation, semantic, supersession, tag_overlap,
-                                         temporal, value_change)
+    from dmm.conflicts.analyzers import (alternatives, negation, semantic, supersession,
+                                         tag_overlap, temporal, value_change)
 
-    return {m.NAME: m for m in (supersession, semantic, value_change, negation, temporal,
-                                tag_overlap)}
+    return {m.NAME: m for m in (supersession, semantic, value_change, negation, alternatives,
+                                temporal, tag_overlap)}

@@ -1,0 +1,161 @@
+"""Alternatives: choices that exclude each other, so that two memories choosing differently
+give an agent two answers to one question.
+
+"User passwords are hashed with Argon2id" and "Login secrets are stored as bcrypt digests"
+share almost no words, yet only one of them can be the rule: Argon2id and bcrypt are two
+answers to "how are passwords stored". Each family below lists such answers (a member, then
+the words that name it). A memory chooses a member when its title names exactly one member of
+the family. Some families name their subject by themselves (nobody uses bcrypt for anything
+but passwords); the others ("async" or "sync", "UTC" or "local time") only answer the same
+question when the two memories are about the same thing, which the analyzer checks.
+
+Pure data and functions. Names match as whole words, lower-cased.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from dmm.text.analyze import terms
+
+
+class Family(NamedTuple):
+    names_subject: bool  # a member alone says what the memory is about
+    members: dict[str, str]  # member: its names, separated by "|"
+
+
+FAMILIES = {
+    # families whose members say what they are about
+    "password hashing": Family(True, {
+        "argon2": "argon2|argon2id|argon2i", "bcrypt": "bcrypt", "scrypt": "scrypt",
+        "pbkdf2": "pbkdf2"}),
+    "error tracking": Family(True, {
+        "sentry": "sentry", "rollbar": "rollbar", "bugsnag": "bugsnag",
+        "honeybadger": "honeybadger", "airbrake": "airbrake"}),
+    "on-call paging": Family(True, {
+        "pagerduty": "pagerduty", "opsgenie": "opsgenie", "victorops": "victorops|splunk on-call",
+        "incident.io": "incident.io"}),
+    "feature flag service": Family(True, {
+        "launchdarkly": "launchdarkly", "unleash": "unleash", "flagsmith": "flagsmith",
+        "growthbook": "growthbook", "configcat": "configcat"}),
+    "dependency update bot": Family(True, {"dependabot": "dependabot", "renovate": "renovate"}),
+    "python type checker": Family(True, {
+        "mypy": "mypy", "pyright": "pyright", "pyre": "pyre", "pytype": "pytype"}),
+    "javascript test runner": Family(True, {
+        "jest": "jest", "vitest": "vitest", "mocha": "mocha", "jasmine": "jasmine"}),
+    # families that answer a question only about the same subject
+    "concurrency style": Family(False, {
+        "async": "async|asynchronous|async def|asyncio|coroutine|coroutines",
+        "sync": "sync|synchronous|plain def"}),
+    "data access": Family(False, {
+        "orm": "orm|object-relational|mapped classes|mapped class|model classes|"
+               "sqlalchemy orm|django orm|active record|activerecord|hibernate|prisma|"
+               "typeorm|sequelize|gorm|entity framework",
+        "raw sql": "raw sql|.sql files|sql files|plain sql|hand-written sql|handwritten sql|"
+                   "raw queries|sql strings|sqlc"}),
+    "naming case": Family(False, {
+        "snake_case": "snake_case|snake case", "camelcase": "camelcase|camel case",
+        "pascalcase": "pascalcase|pascal case", "kebab-case": "kebab-case|kebab case",
+        "screaming_snake_case": "screaming_snake_case|upper_snake_case"}),
+    "indentation": Family(False, {
+        "tabs": "tabs|tab characters|hard tabs", "spaces": "spaces|soft tabs"}),
+    "quote style": Family(False, {
+        "single quotes": "single quotes|single-quoted", "double quotes":
+        "double quotes|double-quoted"}),
+    "time zone": Family(False, {
+        "utc": "utc|gmt|coordinated universal time|zulu time",
+        "local time": "local time|local timezone|local time zone|server time|ortszeit|"
+                      "lokalzeit|lokaler zeit|hora local|本地时间"}),
+    "timestamp format": Family(False, {
+        "iso 8601": "iso 8601|iso-8601|rfc 3339|rfc3339",
+        "unix time": "unix timestamp|unix timestamps|unix time|epoch seconds|"
+                     "epoch milliseconds|unix epoch"}),
+    "identifier format": Family(False, {
+        "uuid": "uuid|uuids|uuid4|uuidv4|uuid v4|uuidv7|uuid v7", "ulid": "ulid|ulids",
+        "sequential integer": "auto-increment|autoincrement|auto-incrementing|serial ids|"
+                              "sequential ids|sequential integers|bigserial",
+        "nanoid": "nanoid"}),
+    "api style": Family(False, {
+        "rest": "rest api|rest apis|restful|rest endpoints", "graphql": "graphql",
+        "grpc": "grpc", "json-rpc": "json-rpc", "soap": "soap"}),
+    "merge strategy": Family(False, {
+        "squash": "squash|squash merge|squash-merge|squashed|squash and merge",
+        "merge commit": "merge commit|merge commits|--no-ff",
+        "rebase merge": "rebase and merge|rebase-merge|rebase merge"}),
+    "branching model": Family(False, {
+        "trunk-based": "trunk-based|trunk based", "gitflow": "gitflow|git flow|git-flow",
+        "github flow": "github flow"}),
+    "repository layout": Family(False, {
+        "monorepo": "monorepo|mono-repo|single repository",
+        "polyrepo": "polyrepo|poly-repo|multi-repo|separate repositories"}),
+    "docstring style": Family(False, {
+        "google": "google style|google-style|google convention",
+        "numpy": "numpy style|numpy-style|numpydoc",
+        "sphinx": "sphinx style|sphinx-style|restructuredtext"}),
+    "python package manager": Family(False, {
+        "poetry": "poetry", "pipenv": "pipenv", "uv": "uv", "pdm": "pdm", "conda": "conda",
+        "pip-tools": "pip-tools|pip-compile", "hatch": "hatch"}),
+    "javascript package manager": Family(False, {
+        "npm": "npm", "yarn": "yarn", "pnpm": "pnpm", "bun": "bun"}),
+    "python formatter": Family(False, {
+        "black": "black", "yapf": "yapf", "autopep8": "autopep8", "ruff format": "ruff format"}),
+    "python linter": Family(False, {
+        "flake8": "flake8", "pylint": "pylint", "ruff": "ruff", "pyflakes": "pyflakes"}),
+    "javascript formatter": Family(False, {
+        "prettier": "prettier", "biome": "biome", "dprint": "dprint"}),
+    "job queue": Family(False, {
+        "celery": "celery", "dramatiq": "dramatiq", "rq": "rq", "huey": "huey",
+        "sidekiq": "sidekiq", "bullmq": "bullmq", "arq": "arq"}),
+    "message broker": Family(False, {
+        "kafka": "kafka", "rabbitmq": "rabbitmq", "sqs": "sqs|amazon sqs", "nats": "nats",
+        "pub/sub": "pub/sub|pubsub", "activemq": "activemq"}),
+    "relational database": Family(False, {
+        "postgresql": "postgresql|postgres", "mysql": "mysql", "mariadb": "mariadb",
+        "sqlite": "sqlite", "sql server": "sql server|mssql", "oracle database": "oracle database",
+        "cockroachdb": "cockroachdb"}),
+    "ci service": Family(False, {
+        "github actions": "github actions", "gitlab ci": "gitlab ci|gitlab-ci",
+        "jenkins": "jenkins", "circleci": "circleci", "travis ci": "travis ci|travis",
+        "buildkite": "buildkite", "azure pipelines": "azure pipelines"}),
+    "infrastructure as code": Family(False, {
+        "terraform": "terraform|opentofu", "pulumi": "pulumi",
+        "cloudformation": "cloudformation", "aws cdk": "aws cdk|cdk"}),
+    "secret store": Family(False, {
+        "vault": "vault|hashicorp vault", "aws secrets manager": "aws secrets manager|"
+        "secrets manager", "1password": "1password", "doppler": "doppler", "sops": "sops"}),
+    "container orchestration": Family(False, {
+        "kubernetes": "kubernetes|k8s", "nomad": "nomad", "ecs": "ecs", "docker swarm":
+        "docker swarm", "cloud run": "cloud run"}),
+    "version scheme": Family(False, {
+        "semver": "semver|semantic versioning", "calver": "calver|calendar versioning"}),
+    "line endings": Family(False, {"lf": "lf", "crlf": "crlf"}),
+}
+
+_NAMES = {name: (family, member) for family, fam in FAMILIES.items()
+          for member, names in fam.members.items() for name in names.split("|")}
+# longest names first, so that "squash merge" wins over "squash"; whole words only
+_PATTERN = re.compile(r"(?<![\w.-])(?:" + "|".join(
+    re.escape(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w-])")
+# the words of each family's names: what two memories choosing from it share by construction
+NAME_TERMS = {family: frozenset(t for name in _NAMES if _NAMES[name][0] == family
+                                for t in terms(name)) for family in FAMILIES}
+
+
+def named(text: str) -> dict[str, set[str]]:
+    """The members of each family that ``text`` names."""
+    out: dict[str, set[str]] = {}
+    for m in _PATTERN.finditer(text.lower()):
+        family, member = _NAMES[m.group(0)]
+        out.setdefault(family, set()).add(member)
+    return out
+
+
+def choices(title: str) -> dict[str, str]:
+    """What a title chooses: the member of each family of which it names exactly one."""
+    return {family: next(iter(members)) for family, members in named(title).items()
+            if len(members) == 1}
+
+
+def names_of(family: str, member: str) -> list[str]:
+    return FAMILIES[family].members[member].split("|")
