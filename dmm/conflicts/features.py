@@ -121,6 +121,7 @@ class Features:
     named_contexts: dict[str, set[str]] = field(default_factory=dict)  # see contexts.py
     choices: dict[str, str] = field(default_factory=dict)  # see alternatives.py
     names: set[str] = field(default_factory=set)  # proper names in title and body
+    title_names: set[str] = field(default_factory=set)  # proper names in the title
     # sentences with a change cue: (sentence, its proper names, its terms)
     changes: list[tuple[str, set[str], set[str]]] = field(default_factory=list)
 
@@ -199,7 +200,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=named_contexts(m.title, m.tags),
             choices=choices(m.title),
-            names=proper_names(m.title + ". " + body),
+            names=proper_names(m.title + ". " + body), title_names=proper_names(m.title),
             changes=[(s, proper_names(s), set(terms(s))) for s in sentences + [m.title]
                      if CHANGE.search(s)])
     return out

@@ -264,3 +264,16 @@ def test_an_incremental_scan_compares_other_answers_that_share_no_words(repo):
     finally:
         conn.close()
     assert rows == [("mem_2025_02_14_001", "mem_2025_09_14_001", "contradictory")]
+
+
+def test_two_people_named_for_the_same_role_contradict(repo):
+    add(repo, "project/a.md", "mem_2025_03_15_001",
+        "Mara Lind approves changes to the billing schema", "Migrations that touch invoices or credit notes wait for her approval.",
+        tags="[ownership]")
+    add(repo, "project/b.md", "mem_2026_01_15_001", "The billing schema is owned by Oskar Berg",
+        "He signs off every migration of the billing tables before it is merged.",
+        tags="[ownership]")
+    # the same person pattern about another subject is no disagreement
+    add(repo, "project/c.md", "mem_2025_04_15_001", "Ines Vogt owns the search cluster",
+        "Index mappings and shard counts are her call.", tags="[ownership]")
+    assert detect(repo) == {("mem_2025_03_15_001", "mem_2026_01_15_001"): "contradictory"}

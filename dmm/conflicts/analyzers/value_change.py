@@ -1,8 +1,9 @@
-"""Value change: the same subject given different numbers, durations, sizes or versions.
+"""Value change: the same subject given different numbers, durations, sizes, versions or names.
 
 Units are normalised first (quantities.py), so 3600 seconds equals one hour and 20,000,000
 bytes differs from 5 MB. A dimension only counts when both memories state it and no value of
-one matches a value of the other; counts are bound to their noun ("3 projects", "five projects").
+one matches a value of the other; counts are bound to their noun ("3 projects", "five projects"). Names count when both titles
+say the same thing about different people or products that the other memory never mentions.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.model import Candidate
 from dmm.conflicts.quantities import same_value
+from dmm.text.analyze import stem
 
 NAME = "value_change"
 
@@ -22,6 +24,23 @@ def _version_range(f, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     found = sorted(tuple(int(x) for x in v.version.split(".")) for v in f.versions
                    if v.name == name)
     return found[0], found[-1]
+
+
+def _other_names(fa, fb) -> tuple[str, str] | None:
+    """Different names for the same subject: both titles name someone or something the other
+    memory never mentions, and say the same about it otherwise ("Priya Raman is the DRI for
+    the payments database schema", "Tomasz Kowalczyk approves schema changes in the payments
+    database")."""
+    only_a = {n for n in fa.title_names if n not in fb.names and stem(n) not in fb.all_terms}
+    only_b = {n for n in fb.title_names if n not in fa.names and stem(n) not in fa.all_terms}
+    if not (only_a and only_b):
+        return None
+    named = {stem(n) for n in fa.title_names | fb.title_names}
+    rest_a, rest_b = fa.title_terms - named, fb.title_terms - named
+    shared = rest_a & rest_b
+    if len(shared) >= 2 and 2 * len(shared) >= min(len(rest_a), len(rest_b)):
+        return " ".join(sorted(only_a)), " ".join(sorted(only_b))
+    return None
 
 
 def analyze(ctx: ScanContext) -> list[Candidate]:
@@ -55,6 +74,8 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             if hi_a < lo_b or hi_b < lo_a:  # no version in common, ranges included
                 differing.append((f"{name} {'.'.join(map(str, hi_a))}",
                                   f"{name} {'.'.join(map(str, hi_b))}"))
+        if not differing and (named := _other_names(fa, fb)):
+            differing.append(named)
         if differing:
             x, y = differing[0]
             score = min(0.9, 0.45 + sim + 0.1 * (len(differing) - 1))
