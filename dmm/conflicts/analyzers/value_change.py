@@ -2,8 +2,9 @@
 
 Units are normalised first (quantities.py), so 3600 seconds equals one hour and 20,000,000
 bytes differs from 5 MB. A dimension only counts when both memories state it and no value of
-one matches a value of the other; counts are bound to their noun ("3 projects", "five projects"). Names count when both titles
-say the same thing about different people or products that the other memory never mentions.
+one matches a value of the other; counts are bound to their noun ("3 projects", "five
+projects"). Names count when both titles say the same thing about different people or products
+that the other memory never mentions.
 """
 
 from __future__ import annotations
