@@ -51,6 +51,38 @@ _UNIT = re.compile(r"\s*-?\s*([A-Za-zÀ-ÿ]+)")
 _VERSION = re.compile(r"\b([A-Z][A-Za-z.+#-]{1,20})\s+v?(\d+(?:\.\d+){0,2})\b(?![.,]\d)(?!\s*%)")
 
 
+# Chinese: a numeral and a measure word ("两位审阅者" two reviewers, "三天" three days); a
+# numeral after 第 is an ordinal ("第二个" the second)
+_CJK_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+               "七": 7, "八": 8, "九": 9}
+_CJK_SCALE = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_CJK_UNITS = {  # measure word: (dimension, factor)
+    "秒": ("duration", 1), "秒钟": ("duration", 1), "分钟": ("duration", 60),
+    "小时": ("duration", 3600), "个小时": ("duration", 3600), "天": ("duration", 86400),
+    "周": ("duration", 604800), "个星期": ("duration", 604800), "个月": ("duration", 2592000),
+    "年": ("duration", 31536000), "位": ("count:人", 1), "名": ("count:人", 1),
+    "个人": ("count:人", 1), "人": ("count:人", 1), "次": ("count:次", 1)}
+_CJK_QUANTITY = re.compile(
+    r"(?<![第\d零〇一二两三四五六七八九十百千万])(\d+|[零〇一二两三四五六七八九十百千万]+)\s*("
+    + "|".join(sorted(_CJK_UNITS, key=len, reverse=True)) + ")")
+
+
+def _cjk_number(text: str) -> int | None:
+    """一 -> 1, 十二 -> 12, 二十 -> 20, 三百五十 -> 350; None for what is not a number."""
+    if text.isdigit():
+        return int(text)
+    total, digit = 0, None
+    for ch in text:
+        if ch in _CJK_DIGITS:
+            digit = _CJK_DIGITS[ch]
+        elif ch in _CJK_SCALE:
+            total += (1 if digit is None else digit) * _CJK_SCALE[ch]
+            digit = None
+        else:
+            return None
+    return total + (digit or 0)
+
+
 class Quantity(NamedTuple):
     dimension: str  # "duration", "size", "percent", "count:<noun stem>"
     value: float
@@ -102,6 +134,11 @@ def quantities(text: str) -> list[Quantity]:
               and unit not in MONTHS):
             out.append(Quantity(f"count:{stem(unit)}", value, text[m.start():u.end()],
                                 m.start()))
+    for m in _CJK_QUANTITY.finditer(text):
+        value = _cjk_number(m.group(1))
+        if value is not None:
+            dimension, factor = _CJK_UNITS[m.group(2)]
+            out.append(Quantity(dimension, value * factor, m.group(0), m.start()))
     return out
 
 

@@ -277,3 +277,14 @@ def test_two_people_named_for_the_same_role_contradict(repo):
     add(repo, "project/c.md", "mem_2025_04_15_001", "Ines Vogt owns the search cluster",
         "Index mappings and shard counts are her call.", tags="[ownership]")
     assert detect(repo) == {("mem_2025_03_15_001", "mem_2026_01_15_001"): "contradictory"}
+
+
+def test_titles_stating_different_values_contradict_whatever_details_agree(repo):
+    # the bodies share a detail (one tester ran the smoke suite), the titles disagree
+    add(repo, "project/a.md", "mem_2025_05_16_001",
+        "Production releases need two testers' approval", "Two testers approve every production release, and one tester must have run the smoke "
+        "suite first.", tags="[releases]")
+    add(repo, "project/b.md", "mem_2026_01_16_001",
+        "One tester's approval is enough for production releases", "Since the team shrank, a release goes out as soon as somebody from QA says yes.",
+        tags="[qa]")
+    assert detect(repo) == {("mem_2025_05_16_001", "mem_2026_01_16_001"): "contradictory"}

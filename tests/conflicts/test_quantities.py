@@ -16,6 +16,7 @@ def one(text: str):
 @pytest.mark.parametrize("a, b", [
     ("3600 seconds", "one hour"), ("10,485,760 bytes", "10 MiB"), ("2 weeks", "a fortnight"),
     ("90 minutes", "5400 s"), ("1 GB", "one gigabyte"), ("30 second timeout", "30000 ms"),
+    ("两天", "48 hours"), ("十二小时", "720 minutes"), ("一个月", "30 days"),
 ])
 def test_equal_amounts_in_other_units(a, b):
     qa, qb = one(a), one(b)
@@ -28,6 +29,12 @@ def test_equal_amounts_in_other_units(a, b):
 def test_different_amounts(a, b):
     qa, qb = one(a), one(b)
     assert qa.dimension == qb.dimension and not same_value(qa.value, qb.value)
+
+
+def test_chinese_numerals_with_measure_words():
+    assert [(q.dimension, q.value) for q in quantities("需要两位审阅者，等待第二个审批，"
+                                                       "每三百五十次检查一次")] == [
+        ("count:人", 2), ("count:次", 350), ("count:次", 1)]  # 第二个 is an ordinal
 
 
 def test_counts_are_bound_to_their_noun():

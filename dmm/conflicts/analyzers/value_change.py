@@ -44,14 +44,33 @@ def _other_names(fa, fb) -> tuple[str, str] | None:
     return None
 
 
+def _title_values(fa, fb, titled: dict) -> tuple[str, str] | None:
+    """Both titles state a value of one dimension and share two words besides, and no value of
+    one title is a value of the other: the point of each memory is a different value, whatever
+    details their bodies share ("两位审阅者批准" vs "一位维护者批准")."""
+    if len(fa.title_terms & fb.title_terms) < 2:
+        return None
+    for f in (fa, fb):
+        if f.id not in titled:
+            titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
+    for x in titled[fa.id]:
+        ys = [y for y in titled[fb.id] if y.dimension == x.dimension]
+        xs = [v for v in titled[fa.id] if v.dimension == x.dimension]
+        if ys and not any(same_value(v.value, y.value) for v in xs for y in ys):
+            return x.text, ys[0].text
+    return None
+
+
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["value_similarity"]
+    titled: dict[str, list] = {}  # quantities each title states, by memory id
     out = []
     for a, b, sim in ctx.pairs:
-        if sim < floor:
-            continue
         fa, fb = ctx.features[a], ctx.features[b]
-        differing, agreeing = [], []
+        in_titles = _title_values(fa, fb, titled)
+        if sim < floor and not in_titles:
+            continue
+        differing, agreeing = [in_titles] if in_titles else [], []
         for dim in {q.dimension for q in fa.quantities} & {q.dimension for q in fb.quantities}:
             qa = [(q, c) for q, c in zip(fa.quantities, fa.contexts) if q.dimension == dim]
             qb = [(q, c) for q, c in zip(fb.quantities, fb.contexts) if q.dimension == dim]
