@@ -15,6 +15,7 @@ Pure data and functions. Names match as whole words, lower-cased.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from dmm.text.analyze import terms
@@ -95,7 +96,7 @@ FAMILIES = {
         "sphinx": "sphinx style|sphinx-style|restructuredtext"}),
     "python package manager": Family(False, {
         "poetry": "poetry", "pipenv": "pipenv", "uv": "uv", "pdm": "pdm", "conda": "conda",
-        "pip-tools": "pip-tools|pip-compile", "hatch": "hatch"}),
+        "pip-tools": "pip-tools|pip-compile"}),
     "javascript package manager": Family(False, {
         "npm": "npm", "yarn": "yarn", "pnpm": "pnpm", "bun": "bun"}),
     "python formatter": Family(False, {
@@ -127,6 +128,48 @@ FAMILIES = {
     "container orchestration": Family(False, {
         "kubernetes": "kubernetes|k8s", "nomad": "nomad", "ecs": "ecs", "docker swarm":
         "docker swarm", "cloud run": "cloud run"}),
+    "money representation": Family(False, {
+        "integer minor units": "minor units|integer minor units|integer cents|cents|"
+                               "whole-number cents",
+        "decimal": "decimal|decimals|numeric|fixed-point",
+        "float": "float|floating point|floating-point"}),
+    "pagination": Family(False, {
+        "cursor": "cursor pagination|cursor-based|keyset pagination",
+        "offset": "offset pagination|offset-based|limit/offset|page numbers"}),
+    "javascript module system": Family(False, {
+        "esm": "esm|es modules|ecmascript modules", "commonjs": "commonjs|cjs"}),
+    "javascript build tool": Family(False, {
+        "webpack": "webpack", "vite": "vite", "create react app": "create react app",
+        "esbuild": "esbuild", "turbopack": "turbopack"}),
+    "frontend framework": Family(False, {
+        "react": "react", "vue": "vue|vue.js|vuejs", "angular": "angular",
+        "svelte": "svelte|sveltekit"}),
+    "mobile framework": Family(False, {
+        "react native": "react native", "flutter": "flutter", "ionic": "ionic",
+        "xamarin": "xamarin", "kotlin multiplatform": "kotlin multiplatform"}),
+    "css approach": Family(False, {
+        "tailwind": "tailwind|tailwind css|tailwindcss", "css modules": "css modules",
+        "styled-components": "styled-components|styled components"}),
+    "state management": Family(False, {
+        "redux": "redux|redux toolkit", "zustand": "zustand", "mobx": "mobx",
+        "recoil": "recoil", "jotai": "jotai"}),
+    "date library": Family(False, {
+        "moment": "moment.js|momentjs", "date-fns": "date-fns", "dayjs": "dayjs|day.js",
+        "luxon": "luxon"}),
+    "python validation": Family(False, {
+        "pydantic": "pydantic", "marshmallow": "marshmallow", "attrs": "attrs|cattrs"}),
+    "python http client": Family(False, {
+        "httpx": "httpx", "aiohttp": "aiohttp", "requests": "requests library|python-requests"}),
+    "cache server": Family(False, {"redis": "redis|valkey", "memcached": "memcached"}),
+    "search engine": Family(False, {
+        "elasticsearch": "elasticsearch", "opensearch": "opensearch",
+        "meilisearch": "meilisearch", "typesense": "typesense", "algolia": "algolia",
+        "solr": "solr"}),
+    "metrics backend": Family(False, {
+        "prometheus": "prometheus", "datadog": "datadog", "new relic": "new relic|newrelic",
+        "honeycomb": "honeycomb"}),
+    "commit message style": Family(False, {
+        "conventional commits": "conventional commits", "gitmoji": "gitmoji"}),
     "version scheme": Family(False, {
         "semver": "semver|semantic versioning", "calver": "calver|calendar versioning"}),
     "line endings": Family(False, {"lf": "lf", "crlf": "crlf"}),
@@ -134,9 +177,13 @@ FAMILIES = {
 
 _NAMES = {name: (family, member) for family, fam in FAMILIES.items()
           for member, names in fam.members.items() for name in names.split("|")}
-# longest names first, so that "squash merge" wins over "squash"; whole words only
-_PATTERN = re.compile(r"(?<![\w.-])(?:" + "|".join(
-    re.escape(n) for n in sorted(_NAMES, key=len, reverse=True)) + r")(?![\w-])")
+
+
+def _whole_words(names: list[str]) -> re.Pattern:
+    return re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+
+
+_PATTERN = _whole_words(sorted(_NAMES, key=len, reverse=True))  # "squash merge" before "squash"
 # the words of each family's names: what two memories choosing from it share by construction
 NAME_TERMS = {family: frozenset(t for name in _NAMES if _NAMES[name][0] == family
                                 for t in terms(name)) for family in FAMILIES}
@@ -159,3 +206,9 @@ def choices(title: str) -> dict[str, str]:
 
 def names_of(family: str, member: str) -> list[str]:
     return FAMILIES[family].members[member].split("|")
+
+
+@lru_cache(maxsize=None)
+def mention(family: str, member: str) -> re.Pattern:
+    """A pattern that finds ``member`` of ``family`` in lower-cased text."""
+    return _whole_words(names_of(family, member))

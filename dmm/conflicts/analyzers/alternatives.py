@@ -14,9 +14,7 @@ mention is ("we use both, async for I/O and sync for CPU work" is not a contradi
 
 from __future__ import annotations
 
-import re
-
-from dmm.conflicts.alternatives import FAMILIES, NAME_TERMS, names_of
+from dmm.conflicts.alternatives import FAMILIES, NAME_TERMS, mention
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.features import CHANGE, NEGATION, Features
 from dmm.conflicts.model import Candidate
@@ -27,8 +25,7 @@ NAME = "alternatives"
 
 def _endorses(f: Features, family: str, member: str) -> bool:
     """Whether ``f`` names ``member`` other than to forbid it or to record a change away."""
-    pattern = re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, names_of(family, member)))
-                         + r")(?![\w-])")
+    pattern = mention(family, member)
     if any(pattern.search(tag.lower()) for tag in f.memory.tags):
         return True
     for sentence in [f.memory.title, *f.sentences]:
