@@ -276,6 +276,11 @@ def test_two_people_named_for_the_same_role_contradict(repo):
     # the same person pattern about another subject is no disagreement
     add(repo, "project/c.md", "mem_2025_04_15_001", "Ines Vogt owns the search cluster",
         "Index mappings and shard counts are her call.", tags="[ownership]")
+    # names with a digit are numbers of documents, not people
+    add(repo, "project/d.md", "mem_2025_05_15_001", "ADR017 places the build runners",
+        "Runners live in the shared build account.", tags="[adr]")
+    add(repo, "project/e.md", "mem_2025_06_15_001", "ADR021 places the build runners per region",
+        "Every region gets a runner pool of its own.", tags="[adr]")
     assert detect(repo) == {("mem_2025_03_15_001", "mem_2026_01_15_001"): "contradictory"}
 
 

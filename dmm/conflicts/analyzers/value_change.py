@@ -27,13 +27,18 @@ def _version_range(f, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return found[0], found[-1]
 
 
+def _named(f) -> set[str]:
+    """Names in the title; with a digit a name is a number (ADR-12, S3), compared as such."""
+    return {n for n in f.title_names if not any(c.isdigit() for c in n)}
+
+
 def _other_names(fa, fb) -> tuple[str, str] | None:
     """Different names for the same subject: both titles name someone or something the other
     memory never mentions, and say the same about it otherwise ("Priya Raman is the DRI for
     the payments database schema", "Tomasz Kowalczyk approves schema changes in the payments
     database")."""
-    only_a = {n for n in fa.title_names if n not in fb.names and stem(n) not in fb.all_terms}
-    only_b = {n for n in fb.title_names if n not in fa.names and stem(n) not in fa.all_terms}
+    only_a = {n for n in _named(fa) if n not in fb.names and stem(n) not in fb.all_terms}
+    only_b = {n for n in _named(fb) if n not in fa.names and stem(n) not in fa.all_terms}
     if not (only_a and only_b):
         return None
     named = {stem(n) for n in fa.title_names | fb.title_names}
