@@ -36,7 +36,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "conflicts": {
         "min_confidence": 0.5,  # conflicts below this confidence are not reported
-        "pair_similarity": 0.08,  # pairs less similar than this are never compared
+        "pair_similarity": 0.08,  # less similar pairs are not compared (alternatives aside)
         "duplicate_similarity": 0.45,  # same scope and this similar: duplicate
         "scope_overlap_similarity": 0.3,  # two scopes and this similar: scope overlap
         "anchor_similarity": 0.35,  # this share of code, names and values in common: a copy

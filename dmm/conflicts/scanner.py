@@ -129,20 +129,21 @@ def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, dict
     return out
 
 
-def _other_answers(conn: sqlite3.Connection, title: str) -> set[str]:
-    """Active memories whose titles choose another answer of a family of alternatives that
-    names its subject, as ``title`` does (bcrypt for Argon2id): they may share no words."""
-    out = set()
+def other_answers(conn: sqlite3.Connection, title: str) -> dict[str, int]:
+    """Active memories (id: doc) whose titles choose another answer of a family of
+    alternatives that names its subject, as ``title`` does (bcrypt for Argon2id): they may
+    share no words, so no similarity search finds them."""
+    out = {}
     for family, member in choices(title).items():
         if not FAMILIES[family].names_subject:
             continue
         for other in FAMILIES[family].members:
             for name in names_of(family, other) if other != member else ():
-                for mid, other_title in conn.execute(
-                        "SELECT id, title FROM memories WHERE lower(title) LIKE ? AND "
+                for mid, doc, other_title in conn.execute(
+                        "SELECT id, doc, title FROM memories WHERE lower(title) LIKE ? AND "
                         "status = 'active'", (f"%{name}%",)):
                     if choices(other_title).get(family) == other:
-                        out.add(mid)
+                        out[mid] = doc
     return out
 
 
@@ -178,7 +179,7 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
         "WHERE b.body LIKE '%from %to %' AND m.status = 'active'")}
     for memory in read.memories_by_doc(conn, [docs[i] for i in focus]).values():
         wanted |= {s.memory_id for s in similar_memories(conn, memory, limit=NEIGHBOURS)}
-        wanted |= _other_answers(conn, memory.title)
+        wanted |= other_answers(conn, memory.title).keys()
     subset = list(read.memories_by_doc(conn, [docs[i] for i in wanted if i in docs]).values())
     by_doc = _weights(conn, [docs[m.id] for m in subset])
     weights = {m.id: by_doc.get(docs[m.id], {}) for m in subset}

@@ -131,6 +131,24 @@ def test_the_reviewer_defers_a_proposal_that_would_conflict(store):
     assert any(i["category"] == "conflicts" and "5 MB" in i["message"] for i in result["issues"])
 
 
+def test_the_reviewer_sees_another_answer_that_shares_no_words(store):
+    store.add("project/errors.md", "mem_2025_10_22_001", "Crashes are reported to Rollbar",
+              "Unhandled exceptions reach Rollbar with the release tag attached. " * 3,
+              tags="[errors]", extra="created: 2025-10-22\n")
+    git(store.root, "add", "-A")
+    git(store.root, "commit", "-qm", "errors")
+    text = ("---\ntags: [monitoring]\npriority: 0.6\nconfidence: active\n---\n\n"
+            "# Bugsnag receives every failure\n\n"
+            + "The mobile and web clients send their failures to Bugsnag. " * 3)
+    proc = store.dmm("write", "propose", "--path", "project/failures.md", "--reason", "r",
+                     "--json", input=text)
+    pid = json.loads(proc.stdout)["proposal_id"]
+    result = json.loads(store.dmm("review", "process", "--id", pid, "--json").stdout)
+    assert result["decision"] == "deferred", result
+    assert any(i["category"] == "conflicts" and "errors.md" in i["message"]
+               for i in result["issues"])
+
+
 def test_changed_settings_rescan_instead_of_keeping_old_verdicts(store):
     assert listed(store)["total"] == 1
     config = store.root / ".dmm" / "config.toml"
