@@ -9,11 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from typing import TYPE_CHECKING
 
 from dmm.conflicts import auto, resolver, store
 from dmm.conflicts.analyzers import fingerprint
 from dmm.conflicts.model import OPEN, Conflict, ConflictMemory, conflict_id, pair_key
-from dmm.conflicts.scanner import ScanResult, scan
 from dmm.errors import InvalidInputError, NotFoundError
 from dmm.gitrepo import Git, commit_message
 from dmm.index import db, read
@@ -21,6 +21,9 @@ from dmm.landing import commit_files
 from dmm.memory.model import Memory
 from dmm.proposals.queue import open_proposals
 from dmm.workspace import Workspace
+
+if TYPE_CHECKING:
+    from dmm.conflicts.scanner import ScanResult
 
 
 def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
@@ -45,6 +48,8 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
         delta = store.changed_since_scan(conn, fingerprint(cfg))
         if delta is not None:
             focus, kind = delta[0], "incremental"
+    from dmm.conflicts.scanner import scan  # the analyzers: only when something is scanned
+
     try:
         with db.write_lock(ws.index_dir):
             return scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from dmm.conflicts.features import Features
+if TYPE_CHECKING:  # the features (and every cue list) load only when a scan runs
+    from dmm.conflicts.features import Features
 
 
 # Bump when a change to the analyzers changes what they report: caches scanned by an older
