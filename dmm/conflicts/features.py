@@ -188,6 +188,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         sentences = split_sentences(body)
         qs = quantities(body)
         title_terms = set(terms(m.title))
+        title_names = proper_names(m.title)
         prose = _prose(body)
         out[m.id] = Features(
             memory=m, vector={t: v / norm for t, v in vec.items()},
@@ -200,7 +201,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=named_contexts(m.title, m.tags),
             choices=choices(m.title),
-            names=proper_names(m.title + ". " + body), title_names=proper_names(m.title),
+            names=title_names | proper_names(body), title_names=title_names,
             changes=[(s, proper_names(s), set(terms(s))) for s in sentences + [m.title]
                      if CHANGE.search(s)])
     return out

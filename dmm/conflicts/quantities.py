@@ -56,15 +56,14 @@ _VERSION = re.compile(r"\b([A-Z][A-Za-z.+#-]{1,20})\s+v?(\d+(?:\.\d+){0,2})\b(?!
 _CJK_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
                "七": 7, "八": 8, "九": 9}
 _CJK_SCALE = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_CJK_UNITS = {  # measure word: (dimension, factor)
-    "秒": ("duration", 1), "秒钟": ("duration", 1), "分钟": ("duration", 60),
-    "小时": ("duration", 3600), "个小时": ("duration", 3600), "天": ("duration", 86400),
-    "周": ("duration", 604800), "个星期": ("duration", 604800), "个月": ("duration", 2592000),
-    "年": ("duration", 31536000), "位": ("count:人", 1), "名": ("count:人", 1),
-    "个人": ("count:人", 1), "人": ("count:人", 1), "次": ("count:次", 1)}
+_CJK_DURATIONS = {"秒": "second", "秒钟": "second", "分钟": "minute", "小时": "hour",
+                  "个小时": "hour", "天": "day", "周": "week", "个星期": "week", "个月": "month",
+                  "年": "year"}
+_CJK_COUNTS = {"位": "人", "名": "人", "个人": "人", "人": "人", "次": "次"}  # people, times
+_CJK_NUMERALS = "".join(_CJK_DIGITS) + "".join(_CJK_SCALE)
 _CJK_QUANTITY = re.compile(
-    r"(?<![第\d零〇一二两三四五六七八九十百千万])(\d+|[零〇一二两三四五六七八九十百千万]+)\s*("
-    + "|".join(sorted(_CJK_UNITS, key=len, reverse=True)) + ")")
+    rf"(?<![第\d{_CJK_NUMERALS}])(\d+|[{_CJK_NUMERALS}]+)\s*("
+    + "|".join(sorted([*_CJK_DURATIONS, *_CJK_COUNTS], key=len, reverse=True)) + ")")
 
 
 def _cjk_number(text: str) -> int | None:
@@ -137,8 +136,12 @@ def quantities(text: str) -> list[Quantity]:
     for m in _CJK_QUANTITY.finditer(text):
         value = _cjk_number(m.group(1))
         if value is not None:
-            dimension, factor = _CJK_UNITS[m.group(2)]
-            out.append(Quantity(dimension, value * factor, m.group(0), m.start()))
+            unit = m.group(2)
+            if unit in _CJK_DURATIONS:
+                out.append(Quantity("duration", value * DURATION[_CJK_DURATIONS[unit]],
+                                    m.group(0), m.start()))
+            else:
+                out.append(Quantity(f"count:{_CJK_COUNTS[unit]}", value, m.group(0), m.start()))
     return out
 
 
