@@ -19,6 +19,8 @@ class ExitCode(IntEnum):
     INVALID_INPUT = 6  # input that cannot be used: bad config, bad path, ambiguous id
     BUSY = 7  # another dmm process holds the lock for too long
     GIT_FAILED = 8  # a git command failed unexpectedly
+    IO_FAILED = 9  # a file could not be written: disk full, read-only, no permission
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
 class DmmError(Exception):
@@ -54,3 +56,7 @@ class BusyError(DmmError):
 
 class GitError(DmmError):
     exit_code = ExitCode.GIT_FAILED
+
+
+class IOFailedError(DmmError):
+    exit_code = ExitCode.IO_FAILED

@@ -1,8 +1,8 @@
 """The only module that talks to git: it runs git as a subprocess and returns plain values.
 
-Everything that writes uses plumbing with a private temporary index (GIT_INDEX_FILE), so the
-user's index and working tree are never touched, except `sync_worktree`, which moves exactly the
-paths a dmm merge changed (``git read-tree -m -u OLD NEW``), the way a fast-forward would.
+Everything that writes objects uses plumbing with a private temporary index (GIT_INDEX_FILE),
+so the user's index and working tree are never touched here; dmm.landing is the one place that
+moves a branch and the paths it changed in the work tree, under git's own index.lock.
 """
 
 from __future__ import annotations
@@ -15,10 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dmm.errors import DmmError, GitError, InvalidInputError, NotARepositoryError
+from dmm.memory.paths import has_control_chars
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO = "0" * 40
 TRAILER = re.compile(r"^(Dmm-[A-Za-z-]+):[ \t]*(.*)$", re.M)
+# Paths dmm passes after "--" are file names, never glob patterns or pathspec magic.
+_ENV = {"GIT_LITERAL_PATHSPECS": "1"}
+# Set once this process moved a ref: whatever fails afterwards must not be retried blindly.
+REFS_MOVED = False
 
 
 def run(args: list[str], cwd: Path, check: bool = True, env: dict | None = None,
@@ -27,7 +32,7 @@ def run(args: list[str], cwd: Path, check: bool = True, env: dict | None = None,
     text = not isinstance(input, bytes)
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=text,
-                              input=input, env={**os.environ, **env} if env else None,
+                              input=input, env={**os.environ, **_ENV, **(env or {})},
                               stdin=None if input is not None else subprocess.DEVNULL)
     except FileNotFoundError as exc:
         raise GitError("git is not installed or not on PATH") from exc
@@ -112,6 +117,11 @@ class Git:
         path = Path(self.out("rev-parse", "--git-path", name))
         return path if path.is_absolute() else self.root / path
 
+    def git_dir(self) -> Path:
+        """This work tree's own git folder (where its index and HEAD live)."""
+        path = Path(self.out("rev-parse", "--git-dir"))
+        return path if path.is_absolute() else self.root / path
+
     def common_dir(self) -> Path:
         path = Path(self.out("rev-parse", "--git-common-dir"))
         return path if path.is_absolute() else self.root / path
@@ -134,6 +144,10 @@ class Git:
 
     def blob_ids(self, rev: str, paths: list[str]) -> dict[str, str]:
         """{path: blob sha} for those of ``paths`` that exist in ``rev``."""
+        return {path: sha for path, (_mode, sha) in self.tree_entries(rev, paths).items()}
+
+    def tree_entries(self, rev: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+        """{path: (mode, blob sha)} for those of ``paths`` that exist in ``rev``."""
         if not paths:
             return {}
         out = self.run("ls-tree", "-z", "--full-tree", rev, "--", *paths).stdout
@@ -141,8 +155,33 @@ class Git:
         for entry in out.split("\0"):
             if entry:
                 meta, path = entry.split("\t", 1)
-                found[path] = meta.split()[2]
+                mode, _kind, sha = meta.split()
+                found[path] = (mode, sha)
         return found
+
+    def index_entries(self, paths: list[str], env: dict | None = None,
+                      ) -> dict[str, tuple[str, str]]:
+        """{path: (mode, blob sha)} of the index's stage-0 entries for ``paths``."""
+        if not paths:
+            return {}
+        out = self.run("ls-files", "-s", "-z", "--", *paths, env=env).stdout
+        found = {}
+        for entry in out.split("\0"):
+            if entry:
+                meta, path = entry.split("\t", 1)
+                mode, sha, stage = meta.split()
+                if stage == "0":
+                    found[path] = (mode, sha)
+        return found
+
+    def worktree_blobs(self, paths: list[str]) -> dict[str, str]:
+        """{path: blob sha} of the work-tree files among ``paths`` that exist as files."""
+        present = [p for p in paths if (self.root / p).is_file()
+                   and not (self.root / p).is_symlink()]
+        if not present:
+            return {}
+        shas = self.out("hash-object", "--", *present).split()
+        return dict(zip(present, shas))
 
     def paths(self, rev: str, under: str) -> list[str]:
         """Every file path in ``rev`` below the folder ``under``."""
@@ -172,6 +211,12 @@ class Git:
             out.append(Commit(sha, tuple(parents.split()), author, email, date, message.strip()))
         return out
 
+    def commits_with_trailer(self, rev: str, key: str, value: str, *args: str) -> list[Commit]:
+        """First-parent commits of ``rev`` with the trailer ``key: value`` (both literal)."""
+        line = f"{key}: {value}"
+        found = self.commits(rev, "--first-parent", "--fixed-strings", f"--grep={line}", *args)
+        return [c for c in found if line in c.message.split("\n")]
+
     def changed_paths(self, old: str, new: str) -> list[str]:
         out = self.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new).stdout
         return [p for p in out.split("\0") if p]
@@ -187,8 +232,14 @@ class Git:
     def tree_with(self, base: str, changes: dict[str, str | None]) -> str:
         """The tree of ``base`` with ``changes`` applied ({path: blob sha, or None to delete}).
 
-        Uses a private temporary index, so nothing the user staged is affected.
+        Uses a private temporary index, so nothing the user staged is affected. Paths go to
+        git NUL-separated, and the tree git wrote is checked to hold exactly the intended
+        entries before anyone can commit it: git silently skips index entries it considers
+        invalid (``a//b``, ``a/./b``, ``.git/...``), which would otherwise lose a file.
         """
+        bad = [p for p in changes if has_control_chars(p) or not p or p.endswith("/")]
+        if bad:
+            raise InvalidInputError(f"refusing to write the path {bad[0]!r} into git")
         fd, index = tempfile.mkstemp(prefix="dmm-index-")
         os.close(fd)
         os.unlink(index)  # git wants to create it; the unique name is what we needed
@@ -196,12 +247,25 @@ class Git:
         try:
             self.run("read-tree", base, env=env)
             info = "".join(
-                f"0 {ZERO}\t{path}\n" if sha is None else f"100644 {sha}\t{path}\n"
+                f"0 {ZERO}\t{path}\0" if sha is None else f"100644 {sha}\t{path}\0"
                 for path, sha in changes.items())
-            self.run("update-index", "--index-info", env=env, input=info)
-            return self.out("write-tree", env=env)
+            self.run("update-index", "-z", "--index-info", env=env, input=info)
+            tree = self.out("write-tree", env=env)
         finally:
             Path(index).unlink(missing_ok=True)
+        self._check_tree(base, tree, changes)
+        return tree
+
+    def _check_tree(self, base: str, tree: str, changes: dict[str, str | None]) -> None:
+        """Refuse ``tree`` unless it is ``base`` with exactly ``changes`` applied."""
+        got = self.blob_ids(tree, list(changes))
+        wrong = [p for p, sha in changes.items() if got.get(p) != sha]
+        extra = [p for p in self.changed_paths(base, tree) if p not in changes]
+        if wrong or extra:
+            raise InvalidInputError(
+                "git did not record the files as intended (" + ", ".join(
+                    repr(p) for p in (wrong + extra)[:5]) + "): nothing was committed",
+                hint="use plain paths such as project/api/errors.md")
 
     def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
         args = ["commit-tree", tree]
@@ -247,23 +311,10 @@ class Git:
         lines += ["prepare", "commit"]
         proc = self.run("update-ref", "--stdin", input="\n".join(lines) + "\n", check=False)
         if proc.returncode == 0:
+            global REFS_MOVED
+            REFS_MOVED = True
             return True
         if "but expected" in proc.stderr or "reference already exists" in proc.stderr \
                 or "unable to resolve reference" in proc.stderr or "cannot lock ref" in proc.stderr:
             return False
         raise GitError(f"git update-ref failed: {proc.stderr.strip()}")
-
-    # --- the user's work tree -----------------------------------------------------------------
-
-    def check_sync(self, old: str, new: str) -> None:
-        """Refuse when moving the work tree from ``old`` to ``new`` would touch local edits."""
-        proc = self.run("read-tree", "-m", "-n", "-u", old, new, check=False)
-        if proc.returncode != 0:
-            raise InvalidInputError(
-                "a local change is in the way of the memory files this decision changes: "
-                + proc.stderr.strip().replace("\n", " "),
-                hint="commit or stash your changes to those .dmm/ files, then try again")
-
-    def sync_worktree(self, old: str, new: str) -> None:
-        """Bring index and work tree from ``old`` to ``new`` for the paths that differ."""
-        self.run("read-tree", "-m", "-u", old, new)

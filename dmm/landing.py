@@ -1,23 +1,44 @@
 """Land a commit on the checked-out branch the way DESIGN.md prescribes, safely.
 
 Used by approvals (a merge of a proposal) and by recorded decisions (a plain commit of files
-under .dmm/). Refuses on a detached HEAD or an operation in progress, only lets paths under
+under .dmm/). Refuses on an operation in progress or a detached HEAD, only lets paths under
 .dmm/ change, dry-runs the work-tree update so that a local edit in the way is reported before
 anything moves, moves the branch with a compare-and-swap ref transaction (retrying when another
-process moved it first) and then syncs exactly the changed paths. An flock on
-<git-common-dir>/dmm.lock serialises dmm's own writers.
+process moved it first) and then syncs exactly the changed paths.
+
+Two locks make this safe against other processes:
+
+- an flock on <git-common-dir>/dmm.lock serialises dmm's own writers;
+- git's own ``index.lock``, taken the way git takes it (created exclusively), from the dry run
+  through the ref move to the index update. A ``git commit`` started meanwhile fails at once
+  ("index.lock exists") instead of recording the old index on top of dmm's commit. The new
+  index is prepared in a private copy and renamed over the real one, as git itself does.
+
+SIGINT, SIGTERM and SIGHUP are held back from the ref move until the index is in place. Only
+SIGKILL (or a power cut) can stop a landing half way; for that, a journal
+(<git-dir>/dmm-landing.json) is written before the ref moves and removed when the index is in
+place, and ``recover`` (run by the next dmm command and the next landing) finishes or rolls back what it describes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import shutil
+import signal
+import time
 from dataclasses import dataclass
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Iterator
 
-from dmm.errors import GitError, InvalidInputError
+from dmm.errors import BusyError, GitError, InvalidInputError
 from dmm.fsutil import file_lock
-from dmm.gitrepo import Git
+from dmm.gitrepo import ZERO, Git
+from dmm.workspace import LANDING_JOURNAL as JOURNAL
 
 MAX_ATTEMPTS = 5
+INDEX_LOCK_WAIT_S = 3.0  # a git command holding index.lock usually finishes within this
 
 # build(old_head) -> (tree, parents, message, extra ref updates) or raise
 Builder = Callable[[str], tuple[str, list[str], str, list[tuple[str, str | None, str | None]]]]
@@ -32,13 +53,14 @@ class Landed:
 
 def land(git: Git, build: Builder, still_valid: Callable[[], None] | None = None) -> Landed:
     with file_lock(git.common_dir() / "dmm.lock"):
+        recover(git, locked=True)  # a landing killed half way is finished first
+        busy = git.operation_in_progress()
+        if busy:  # checked first: mid-rebase HEAD is detached too, and this is the reason
+            raise InvalidInputError(f"{busy} is in progress: finish or abort it, then try again")
         branch = git.current_branch()
         if branch is None:
             raise InvalidInputError("HEAD is detached: check out the branch the memory change "
                                     "should land on, then try again")
-        busy = git.operation_in_progress()
-        if busy:
-            raise InvalidInputError(f"{busy} is in progress: finish or abort it, then try again")
         for _ in range(MAX_ATTEMPTS):
             old = git.rev_parse("HEAD")
             if old is None:
@@ -50,20 +72,39 @@ def land(git: Git, build: Builder, still_valid: Callable[[], None] | None = None
                 raise InvalidInputError(f"refusing to change files outside .dmm/: "
                                         f"{', '.join(outside)}")
             new = git.commit_tree(tree, parents, message)
-            git.check_sync(old, new)
-            if git.update_refs([(branch, new, old)] + extra):
-                try:
-                    git.sync_worktree(old, new)
-                except BaseException:
-                    # put the branch (and any ref moved with it) back: the work tree still
-                    # shows ``old``, and a branch ahead of its work tree would look like the
-                    # user had reverted the change
-                    git.update_refs([(branch, old, new)] + [(ref, before, after) for
-                                                            ref, after, before in extra])
-                    raise
-                return Landed(new, branch.removeprefix("refs/heads/"), changed)
-            if still_valid:
-                still_valid()  # raises when the reason to land is gone (e.g. already approved)
+            with index_lock(git) as index:
+                index.refresh()  # a file touched but unchanged is not "a local change"
+                index.check_sync(old, new)
+                with signals_held():
+                    journal = _write_journal(git, index, branch, old, new, extra)
+                    try:
+                        moved = git.update_refs([(branch, new, old)] + extra)
+                    except BaseException:
+                        journal.unlink(missing_ok=True)
+                        raise
+                    if not moved:
+                        journal.unlink()
+                        if still_valid:
+                            still_valid()  # raises when the reason to land is gone
+                        continue
+                    synced = False
+                    try:
+                        index.sync(old, new)
+                        synced = True
+                        index.install()
+                    except BaseException:
+                        # put the work tree and the branch (and any ref moved with it) back:
+                        # a branch ahead of its work tree would look like the user had
+                        # reverted the change
+                        if synced:
+                            with contextlib.suppress(Exception):
+                                index.sync(new, old)
+                        git.update_refs([(branch, old, new)] + [
+                            (ref, before, after) for ref, after, before in extra])
+                        journal.unlink(missing_ok=True)
+                        raise
+                    journal.unlink()
+            return Landed(new, branch.removeprefix("refs/heads/"), changed)
         raise GitError("the branch kept moving while dmm tried to commit: try again")
 
 
@@ -76,3 +117,171 @@ def commit_files(git: Git, files: dict[str, bytes | None], message: str) -> Land
         return git.tree_with(old, changes), [old], message, []
 
     return land(git, build)
+
+
+# --- git's index lock ---------------------------------------------------------------------------
+
+class _Index:
+    """The user's index while dmm holds ``index.lock``: a private copy that dmm updates and
+    then renames over the real index."""
+
+    def __init__(self, git: Git, path: Path):
+        self.git = git
+        self.path = path
+        self.lock = Path(f"{path}.lock")
+        self.copy = path.with_name(f"dmm-index-{os.getpid()}")
+        self.env = {"GIT_INDEX_FILE": str(self.copy)}
+
+    def refresh(self) -> None:
+        self.git.run("update-index", "-q", "--refresh", env=self.env, check=False)
+
+    def check_sync(self, old: str, new: str) -> None:
+        """Refuse when moving the work tree from ``old`` to ``new`` would touch local edits."""
+        proc = self.git.run("read-tree", "-m", "-n", "-u", old, new, env=self.env, check=False)
+        if proc.returncode != 0:
+            raise InvalidInputError(
+                "a local change is in the way of the memory files this change touches: "
+                + proc.stderr.strip().replace("\n", " "),
+                hint="commit or stash your changes to those .dmm/ files, then try again")
+
+    def sync(self, old: str, new: str) -> None:
+        """Bring the index copy and the work tree from ``old`` to ``new`` (changed paths only)."""
+        self.git.run("read-tree", "-m", "-u", old, new, env=self.env)
+
+    def install(self) -> None:
+        os.replace(self.copy, self.path)
+
+
+@contextlib.contextmanager
+def index_lock(git: Git) -> Iterator[_Index]:
+    """Hold git's ``index.lock`` (waiting a little for a git command that holds it)."""
+    index = _Index(git, git.git_path("index"))
+    deadline = time.monotonic() + INDEX_LOCK_WAIT_S
+    while True:
+        try:
+            os.close(os.open(index.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            break
+        except FileExistsError:
+            if time.monotonic() > deadline:
+                raise BusyError(
+                    f"git's index is locked: {index.lock} exists, so another git command is "
+                    "running (a commit waiting for its message, a rebase ...)",
+                    hint="try again when it has finished; if no git command is running, a "
+                         "crashed one left the file behind: remove it") from None
+            time.sleep(0.05)
+    try:
+        if index.path.exists():
+            shutil.copyfile(index.path, index.copy)
+        yield index
+    finally:
+        index.copy.unlink(missing_ok=True)
+        index.lock.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold back SIGINT, SIGTERM and SIGHUP for the block; they are delivered right after."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+# --- the journal, and recovery after a kill ----------------------------------------------------
+
+def journal_path(git_dir: Path) -> Path:
+    return git_dir / JOURNAL
+
+
+def _write_journal(git: Git, index: _Index, branch: str, old: str, new: str,
+                   extra: list) -> Path:
+    lock = os.stat(index.lock)
+    record = {"pid": os.getpid(), "branch": branch, "old": old, "new": new,
+              "extra": extra, "index_lock": [lock.st_ino, lock.st_mtime_ns],
+              "index_copy": str(index.copy)}
+    path = journal_path(git.git_dir())
+    tmp = path.with_name(f"{JOURNAL}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(record), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def recover(git: Git, locked: bool = False) -> str | None:
+    """Finish or undo a landing that a killed dmm left half done; a sentence saying what was
+    done, or None when there was nothing to do. ``locked``: the caller holds dmm.lock."""
+    path = journal_path(git.git_dir())
+    if not path.exists():
+        return None
+    if not locked:
+        with file_lock(git.common_dir() / "dmm.lock"):
+            return recover(git, locked=True)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        branch, old, new = record["branch"], record["old"], record["new"]
+    except (OSError, ValueError, KeyError, TypeError):
+        path.unlink(missing_ok=True)
+        return "dmm: removed an unreadable landing journal"
+    index_path = git.git_path("index")
+    lock = Path(f"{index_path}.lock")
+    with contextlib.suppress(OSError):
+        st = os.stat(lock)
+        if [st.st_ino, st.st_mtime_ns] == record.get("index_lock"):
+            lock.unlink()  # the killed dmm's own lock: nobody else will ever remove it
+    if record.get("index_copy"):
+        Path(record["index_copy"]).unlink(missing_ok=True)
+    tip = git.rev_parse(branch)
+    short = new[:12]
+    if tip == old:
+        note = None  # killed before the branch moved: nothing landed, nothing to repair
+    elif tip == new:
+        left = _finish_sync(git, old, new)
+        note = (f"dmm: finished a landing that was interrupted: {short} is on "
+                f"{branch.removeprefix('refs/heads/')}; its files are now in the index and "
+                "work tree")
+        if left:
+            note += (f" except {', '.join(left)} (changed by someone meanwhile: compare with "
+                     f"`git diff {short} -- <path>`)")
+    else:
+        note = (f"dmm: an interrupted landing of {short} was followed by other commits on "
+                f"{branch.removeprefix('refs/heads/')}; check that they did not revert it "
+                f"(`git diff {short} HEAD -- .dmm`)")
+    path.unlink(missing_ok=True)
+    return note
+
+
+def _finish_sync(git: Git, old: str, new: str) -> list[str]:
+    """Bring index and work tree to ``new`` for the paths ``old..new`` changed, where they
+    still show ``old`` (or already ``new``); returns the paths left alone because someone
+    changed them since."""
+    paths = git.changed_paths(old, new)
+    before, after = git.tree_entries(old, paths), git.tree_entries(new, paths)
+    left, updates = [], []
+    with index_lock(git) as index:
+        staged = git.index_entries(paths, env=index.env)
+        on_disk = git.worktree_blobs(paths)
+        for p in paths:
+            allowed = {before.get(p), after.get(p)}
+            blob_states = {e[1] if e else None for e in allowed}
+            if staged.get(p) not in allowed or on_disk.get(p) not in blob_states:
+                left.append(p)
+                continue
+            target = after.get(p)
+            file = git.root / p
+            if target is None:
+                file.unlink(missing_ok=True)
+                updates.append(f"0 {ZERO}\t{p}\0")
+            else:
+                mode, sha = target
+                file.parent.mkdir(parents=True, exist_ok=True)
+                tmp = file.with_name(f".dmm-tmp-{os.getpid()}-{file.name}")
+                tmp.write_bytes(git.show_blob(new, p) or b"")
+                tmp.chmod(0o755 if mode == "100755" else 0o644)
+                os.replace(tmp, file)
+                updates.append(f"{mode} {sha}\t{p}\0")
+        if updates:
+            git.run("update-index", "-z", "--index-info", env=index.env, input="".join(updates))
+            index.refresh()
+        index.install()
+    return left

@@ -8,6 +8,7 @@ instead of exceptions, so one bad file never breaks a command.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from dmm.memory import Memory, Problem
@@ -37,7 +38,7 @@ def scan(memory_dir: Path) -> dict[str, FileStat]:
                 name = entry.name
                 if name.startswith(".") or name in IGNORED_NAMES:
                     continue
-                rel = prefix + name
+                rel = prefix + _printable(name)
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((Path(entry.path), rel + "/"))
@@ -49,22 +50,57 @@ def scan(memory_dir: Path) -> dict[str, FileStat]:
     return found
 
 
+def _printable(name: str) -> str:
+    """A file name as text: names that are not valid UTF-8 (which git, SQLite and JSON cannot
+    carry) get their bad bytes written as \\xNN, so such a file is reported, never crashes."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def read(memory_dir: Path, rel: str, max_bytes: int) -> tuple[Memory | None, list[Problem]]:
-    """Read and parse one memory file; never raises for bad content."""
-    path = memory_dir / rel
+    """Read and parse one memory file; never raises for bad content, never blocks.
+
+    Only regular files are read: a FIFO, socket or device named like a memory would hang or
+    stream forever. The file is opened without following links and without blocking, checked
+    on the open descriptor, and read up to ``max_bytes``.
+    """
     if not rel.endswith(".md"):
         return None, [Problem(rel, "not a memory file (memory files end in .md)",
                               severity="warning")]
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return None, [Problem(shown, "the file name is not valid UTF-8: rename it")]
+    path = memory_dir / rel
     if path.is_symlink():
         return None, [Problem(rel, "symbolic links are not followed in the memory store")]
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            return None, [Problem(rel, f"file is {size} bytes; the limit is {max_bytes} "
-                                       "(store.max_file_bytes): split it into smaller memories")]
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None, [Problem(rel, "not a regular file (a pipe, socket or device): "
+                                           "memory files are plain text files")]
+            if st.st_size > max_bytes:
+                return None, [Problem(rel, f"file is {st.st_size} bytes; the limit is "
+                                           f"{max_bytes} (store.max_file_bytes): split it "
+                                           "into smaller memories")]
+            data = os.read(fd, max_bytes + 1)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        if "\\x" in rel:
+            return None, [Problem(rel, "the file name is not valid UTF-8: rename it")]
+        return None, [Problem(rel, "the file went away while it was being read")]
     except OSError as exc:
         return None, [Problem(rel, f"cannot read the file: {exc.strerror or exc}")]
+    if len(data) > max_bytes:
+        return None, [Problem(rel, f"file grew past the limit of {max_bytes} bytes while "
+                                   "being read")]
     if b"\0" in data:
         return None, [Problem(rel, "binary file: memory files must be UTF-8 text")]
     try:

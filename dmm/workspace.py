@@ -15,6 +15,7 @@ from dmm import config as config_mod
 from dmm.errors import InvalidInputError, NotInitializedError
 
 DMM_DIR = ".dmm"
+LANDING_JOURNAL = "dmm-landing.json"  # in the git folder while dmm.landing moves a branch
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,14 @@ class Workspace:
             raise NotInitializedError(f"no dmm memory store in {ws.root}",
                                       hint="run `dmm init` to create .dmm/")
         return ws
+
+    def landing_pending(self) -> bool:
+        """Cheap test, without starting git: may a dmm landing have stopped half way here?
+        (True for linked work trees, whose git folder only git can tell.)"""
+        dot_git = self.root / ".git"
+        if dot_git.is_dir():
+            return (dot_git / LANDING_JOURNAL).exists()
+        return dot_git.is_file()
 
     def memory_relpath(self, path: str | Path, cwd: Path | None = None) -> str:
         """Normalise a path given by a user to a path relative to .dmm/memory/.

@@ -8,8 +8,11 @@ traceback; set DMM_DEBUG=1 to see one for an unexpected error.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import io
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -74,6 +77,22 @@ def cli(ctx: click.Context, repo: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    escape_terminal_output()
+    code = _run(argv)
+    if code == _CACHE_DAMAGED:
+        code = _run(argv)  # once more, on the cache that was just rebuilt
+        code = INTERNAL_ERROR if code == _CACHE_DAMAGED else code
+    from dmm.index import db
+
+    if db.FALLBACK_REASON:
+        click.echo(f"dmm: note: {db.FALLBACK_REASON}", err=True)
+    sys.exit(code if isinstance(code, int) else ExitCode.OK)
+
+
+_CACHE_DAMAGED = -1
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         code = cli.main(args=argv, prog_name="dmm", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -83,25 +102,131 @@ def main(argv: list[str] | None = None) -> None:
         code = exc.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        code = 130
+        code = ExitCode.INTERRUPTED
     except DmmError as exc:
-        click.echo(f"error: {exc.message}", err=True)
-        if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+        _error(exc.message, exc.hint)
         code = int(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        code = 130
+        code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         # Output piped into `head` and the like: not an error worth a message.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         code = 0
+    except OSError as exc:
+        code = _os_error(exc)
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        sqlite3 = sys.modules.get("sqlite3")
+        if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
+            return _cache_error(exc)
         if os.environ.get("DMM_DEBUG"):
             raise
         click.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
         click.echo("hint: this is a bug in dmm; run again with DMM_DEBUG=1 for a traceback "
                    "and report it", err=True)
         code = INTERNAL_ERROR
-    sys.exit(code if isinstance(code, int) else ExitCode.OK)
+    return code if isinstance(code, int) else ExitCode.OK
+
+
+def _error(text: str, hint: str | None = None) -> None:
+    from dmm import gitrepo
+
+    click.echo(f"error: {text}", err=True)
+    if hint:
+        click.echo(f"hint: {hint}", err=True)
+    if "dmm.gitrepo" in sys.modules and gitrepo.REFS_MOVED:
+        click.echo("note: the change itself was recorded in git before this failed "
+                   "(see `git log -1` and `dmm review list`)", err=True)
+
+
+_IO_ERRNOS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exhausted",
+              errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+              errno.EPERM: "permission denied", errno.EFBIG: "the file is too large"}
+
+
+def _os_error(exc: OSError) -> int:
+    what = _IO_ERRNOS.get(exc.errno or 0)
+    where = f" ({exc.filename})" if exc.filename else ""
+    if what is None:
+        _error(f"{exc.strerror or exc}{where}")
+        return ExitCode.IO_FAILED
+    _error(f"{what}{where}: dmm could not write what it needed",
+           "free some space or fix the permissions, then run the command again")
+    return ExitCode.IO_FAILED
+
+
+def _cache_error(exc: Exception) -> int:
+    """SQLite failed: a full disk or a busy cache is said as such; anything else means the
+    cache is damaged. It is only a cache: remove it and (when nothing was recorded in git yet)
+    run the command again."""
+    from dmm import gitrepo
+
+    text = str(exc)
+    if "full" in text:
+        _error(f"the disk is full: {text}", "free some space, then run the command again")
+        return ExitCode.IO_FAILED
+    if "locked" in text or "busy" in text:
+        _error("the dmm cache is locked by another process",
+               "wait for the other dmm command to finish")
+        return ExitCode.BUSY
+    if "readonly" in text:
+        _error(f"cannot write the dmm cache: {text}", "check the permissions of .dmm/index/")
+        return ExitCode.IO_FAILED
+    try:
+        from dmm.index import db
+        from dmm.workspace import Workspace
+
+        db.discard(Workspace.find(_repo_option()).index_dir)
+    except Exception as again:  # noqa: BLE001
+        _error(f"the dmm cache is damaged ({text}) and could not be removed: {again}",
+               "delete .dmm/index/ by hand; it is rebuilt from the memory files")
+        return ExitCode.IO_FAILED
+    click.echo(f"dmm: the cache was damaged ({text}); it was rebuilt from the memory files",
+               err=True)
+    if "dmm.gitrepo" in sys.modules and gitrepo.REFS_MOVED:
+        click.echo("note: the change itself was recorded in git before this failed "
+                   "(see `git log -1` and `dmm review list`)", err=True)
+        return INTERNAL_ERROR
+    return _CACHE_DAMAGED
+
+
+def _repo_option() -> Path | None:
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        if arg in ("-C", "--repo") and i + 1 < len(args):
+            return Path(args[i + 1])
+        if arg.startswith("--repo="):
+            return Path(arg.split("=", 1)[1])
+    return None
+
+
+# --- terminal output ----------------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escape(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class _Escaping(io.TextIOWrapper):
+    """A terminal stream that shows control characters as \\uXXXX: memory text is written by
+    agents and colleagues, and an escape sequence in it could hide words from the person
+    reading (ESC[8m) while an agent still reads them, or rewrite the screen."""
+
+    def write(self, text: str) -> int:
+        return super().write(_escape(text))
+
+
+def escape_terminal_output() -> None:
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        try:
+            if not stream.isatty() or isinstance(stream, _Escaping):
+                continue
+            stream.flush()
+            setattr(sys, name, _Escaping(stream.buffer, encoding=stream.encoding,
+                                         errors=stream.errors, line_buffering=True))
+        except (AttributeError, ValueError, OSError):
+            continue  # not a real file stream (tests, embedding): leave it as it is

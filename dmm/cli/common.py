@@ -14,12 +14,31 @@ json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print machine-readable JSON on stdout.")
 
 
-def workspace(ctx: click.Context, require_init: bool = True) -> Workspace:
+def workspace(ctx: click.Context, require_init: bool = True, repair: bool = True) -> Workspace:
+    """The repository the command works on. ``repair``: first finish a dmm landing that a
+    killed process left half done (never from inside a git hook, which must not write
+    git's index)."""
     repo = (ctx.find_root().obj or {}).get("repo")
     ws = Workspace.find(repo, require_init=require_init)
     if require_init:
         ws.config  # noqa: B018 - a broken config.toml is reported by every command, up front
+    if repair and ws.landing_pending():
+        _finish_landing(ws)
     return ws
+
+
+def _finish_landing(ws: Workspace) -> None:
+    from dmm.errors import DmmError
+    from dmm.gitrepo import Git
+    from dmm.landing import recover
+
+    try:
+        note = recover(Git(ws.root))
+    except (DmmError, OSError) as exc:
+        message(f"dmm: could not finish an interrupted landing: {getattr(exc, 'message', exc)}")
+        return
+    if note:
+        message(note)
 
 
 def emit_json(data: Any) -> None:
@@ -42,7 +61,8 @@ def progress_bar(label: str, min_items: int = 200) -> tuple[Callable[[int, int],
         if total < min_items:
             return
         if "bar" not in state:
-            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            # the real stderr: the bar's own carriage returns are not memory text to escape
+            state["bar"] = click.progressbar(length=total, label=label, file=sys.__stderr__)
             state["bar"].__enter__()
         state["bar"].update(done - state.get("done", 0))
         state["done"] = done

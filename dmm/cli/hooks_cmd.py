@@ -86,7 +86,7 @@ def run_cmd(ctx, hook, args) -> int:
         from dmm.hooks.run import run
 
         os.environ.pop("GIT_INDEX_FILE", None)
-        notice = run(workspace(ctx))
+        notice = run(workspace(ctx, repair=False))  # a hook never writes git's index
         if notice:
             click.echo(notice, err=True)
     except Exception as exc:  # noqa: BLE001 - a hook never fails the git command

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
+
+from dmm.errors import InvalidInputError
 
 TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
            "negation", "alternatives", "temporal", "manual")
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
 OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
+
+
+CONFLICT_ID = re.compile(r"conflict_[0-9a-f]{12}", re.ASCII)
+
+
+def check_conflict_id(cid: str) -> str:
+    """``cid`` when it has the shape of a conflict id; ids are literals, never patterns."""
+    if not isinstance(cid, str) or not CONFLICT_ID.fullmatch(cid):
+        raise InvalidInputError(f"{cid!r} is not a conflict id (conflict_ and 12 hex digits)",
+                                hint="`dmm conflicts list` shows them")
+    return cid
 
 
 def pair_key(a: str, b: str) -> tuple[str, str]:

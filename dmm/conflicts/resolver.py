@@ -20,12 +20,12 @@ import re
 from dataclasses import dataclass, field
 
 from dmm.conflicts import store
-from dmm.conflicts.model import Conflict, pair_key
+from dmm.conflicts.model import Conflict, check_conflict_id, pair_key
 from dmm.errors import InvalidInputError, NotFoundError
 from dmm.gitrepo import Git, commit_message
 from dmm.landing import land
 from dmm.memory.edit import (deprecation, next_id, set_field, with_clarification,
-                             with_supersedes)
+                             with_supersedes, yaml_value)
 from dmm.memory.model import CONFIDENCES, DEPRECATED_DIR, MAX_TAGS, SCOPES, Memory
 from dmm.memory.parse import parse_memory, split_frontmatter
 from dmm.proposals.model import MEMORY_ROOT, PROPOSAL_PREFIX, new_proposal_id
@@ -110,11 +110,6 @@ def _deprecate(target: Memory, survivor: Memory, texts: dict[str, str], taken: s
     return change
 
 
-def _flow_list(items: list[str]) -> str:
-    return "[" + ", ".join(i if re.fullmatch(r"[\w./+-]+", i) else json.dumps(i)
-                           for i in items) + "]"
-
-
 def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date) -> str:
     """The merged memory: ``content`` (a markdown body, or a whole file with frontmatter)
     completed with what can be derived from the two originals; it supersedes both."""
@@ -130,13 +125,13 @@ def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date)
                          key=lambda c: rank.index(c) if c in rank else -1)
         tags = list(dict.fromkeys(a.tags + b.tags))[:MAX_TAGS]
         related = [r for r in dict.fromkeys(a.related + b.related) if r not in (a.id, b.id)]
-        lines = [f"id: {new_id}", f"tags: {_flow_list(tags)}", f"scope: {scope}",
+        lines = [f"id: {new_id}", f"tags: {yaml_value(tags)}", f"scope: {scope}",
                  f"priority: {max(a.priority, b.priority)}",
                  f"confidence: {confidence if confidence in rank else 'active'}",
                  "status: active", f"created: {today.isoformat()}",
-                 f"supersedes: {_flow_list(sorted({a.id, b.id}))}"]
+                 f"supersedes: {yaml_value(sorted({a.id, b.id}))}"]
         if related:
-            lines.append(f"related: {_flow_list(related)}")
+            lines.append(f"related: {yaml_value(related)}")
         return "---\n" + "\n".join(lines) + "\n---\n\n" + body + "\n"
     text = content if content.endswith("\n") else content + "\n"
     parsed, _ = parse_memory(text, "merged.md")
@@ -345,9 +340,9 @@ def undo(git: Git, conflict_id: str, reason: str, who: str | None = None) -> Res
     lose that later work."""
     if not reason.strip():
         raise InvalidInputError("a reason is required: say why the resolution is undone")
+    check_conflict_id(conflict_id)
     who = who or git.user_name()
-    last = git.commits("HEAD", "--first-parent", "-n", "1",
-                       f"--grep=^Dmm-Conflict: {conflict_id}$")
+    last = git.commits_with_trailer("HEAD", "Dmm-Conflict", conflict_id)[:1]
     if not last:
         raise NotFoundError(f"no resolution of {conflict_id} on this branch")
     done = last[0]

@@ -56,9 +56,21 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                      "value FROM meta WHERE key = 'generation'")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite has already rolled back after some errors
+            conn.execute("ROLLBACK")
         raise
     return new, len(conflicts) - new
+
+
+def _cached_json(text: str) -> dict:
+    """A JSON record from the cache; a damaged one is reported as a damaged cache."""
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache row: {exc}") from None
+    if not isinstance(data, dict):
+        raise sqlite3.DatabaseError("damaged cache row: not a record")
+    return data
 
 
 def record_scan(conn: sqlite3.Connection, result) -> None:
@@ -67,7 +79,7 @@ def record_scan(conn: sqlite3.Connection, result) -> None:
 
 
 def scans(conn: sqlite3.Connection, limit: int = 20) -> list[dict]:
-    return [json.loads(r[0]) for r in conn.execute(
+    return [_cached_json(r[0]) for r in conn.execute(
         "SELECT record FROM conflict_scans ORDER BY started_at DESC LIMIT ?", (limit,))]
 
 
@@ -84,7 +96,11 @@ def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
     row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
     if row is None or _scanned_with(conn) != fingerprint:
         return None
-    before, now = marshal.loads(row[0]), _digests(conn)
+    try:
+        before = marshal.loads(row[0])
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+    now = _digests(conn)
     changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
     return changed, bool(set(before) - set(now))
 
@@ -183,7 +199,7 @@ def among(conn: sqlite3.Connection, memory_ids: list[str], conflicts_dir: Path) 
     if len(memory_ids) < 2:
         return []
     marks = ",".join("?" * len(memory_ids))
-    found = [from_dict(json.loads(r[0])) for r in conn.execute(
+    found = [from_dict(_cached_json(r[0])) for r in conn.execute(
         f"SELECT record FROM conflicts WHERE a IN ({marks}) AND b IN ({marks})",
         memory_ids + memory_ids)]
     if not found:
@@ -223,7 +239,7 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
            "ORDER BY confidence DESC, conflict_id")
     if limit:
         sql += f" LIMIT {int(limit)}"
-    return [from_dict(json.loads(r[0])) for r in conn.execute(sql, args)], total
+    return [from_dict(_cached_json(r[0])) for r in conn.execute(sql, args)], total
 
 
 def counts(conn: sqlite3.Connection, column: str) -> dict[str, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -22,14 +23,53 @@ INDEX_GITIGNORE = "# dmm cache: rebuilt on demand, never committed\n*\n"
 BUSY_TIMEOUT_S = 30.0
 
 
+# Why this process answers without an on-disk cache (read-only .dmm/, a symlinked index ...),
+# once known; the CLI says it once on stderr.
+FALLBACK_REASON: str | None = None
+
+
 def write_lock(index_dir: Path) -> contextlib.AbstractContextManager:
-    """Exclusive lock for anything that writes the cache (held by one process at a time)."""
+    """Exclusive lock for anything that writes the cache (held by one process at a time).
+    Without a usable cache folder there is nothing on disk to protect."""
+    if not usable(index_dir):
+        return contextlib.nullcontext()
     return file_lock(index_dir / "lock")
 
 
+def usable(index_dir: Path) -> bool:
+    """True when the cache may be kept in ``index_dir``: a real folder inside the repository
+    (not a symbolic link that a commit could point anywhere) that this user can write."""
+    global FALLBACK_REASON
+    if FALLBACK_REASON is not None:
+        return False
+    reason = None
+    if index_dir.is_symlink() or index_dir.parent.is_symlink():
+        reason = f"{index_dir} is a symbolic link; dmm keeps its cache only inside the repository"
+    elif index_dir.exists() and not index_dir.is_dir():
+        reason = f"{index_dir} is not a folder"
+    else:
+        try:
+            _ensure_gitignore(index_dir)
+        except OSError as exc:
+            reason = f"cannot write {index_dir}: {exc.strerror or exc}"
+        else:
+            targets = [index_dir, *(p for p in (index_dir / DB_NAME, index_dir / "lock")
+                                    if p.exists() and not p.is_dir())]
+            if not all(os.access(p, os.W_OK) for p in targets):
+                reason = f"{index_dir} is read-only"
+    if reason:
+        FALLBACK_REASON = reason + ": answering from the memory files without a cache"
+        return False
+    return True
+
+
 def connect(index_dir: Path) -> sqlite3.Connection:
-    """A connection to a cache with the current schema (created or rebuilt if needed)."""
-    _ensure_gitignore(index_dir)
+    """A connection to a cache with the current schema (created or rebuilt if needed); an
+    in-memory cache built from scratch when the folder cannot hold one (see ``usable``)."""
+    if not usable(index_dir):
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        _fill(conn)
+        return conn
     path = index_dir / DB_NAME
     for _ in range(3):
         try:
@@ -53,22 +93,42 @@ def create(path: Path) -> None:
     """Write an empty cache with the current schema next to ``path``, then move it in place.
 
     Building aside and renaming keeps another process from ever seeing a half-made cache.
-    Callers hold write_lock.
+    Callers hold write_lock, so any build left aside is a dead process's (killed, or out of
+    disk space): it is removed first, and a failed build removes its own.
     """
+    for stale in path.parent.glob(f"{path.name}.tmp-*"):
+        stale.unlink(missing_ok=True)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)  # something made a folder where the cache goes: it is ours to clear
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    tmp.unlink(missing_ok=True)
-    conn = sqlite3.connect(tmp, isolation_level=None)
     try:
-        conn.executescript(DDL)
-        conn.execute("BEGIN")
-        conn.executemany("INSERT INTO lexicon(word, nbrs) VALUES (?, ?)", read_lexicon())
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    finally:
-        conn.close()
-    for suffix in ("-journal", "-wal", "-shm"):
-        Path(str(path) + suffix).unlink(missing_ok=True)
-    os.replace(tmp, path)
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            _fill(conn)
+        finally:
+            conn.close()
+        for suffix in ("-journal", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+        os.replace(tmp, path)
+    except BaseException:
+        for leftover in (tmp, Path(f"{tmp}-journal")):
+            leftover.unlink(missing_ok=True)
+        raise
+
+
+def _fill(conn: sqlite3.Connection) -> None:
+    """The schema and the word-neighbour lexicon, in an empty database."""
+    conn.executescript(DDL)
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO lexicon(word, nbrs) VALUES (?, ?)", read_lexicon())
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    conn.execute("COMMIT")
+
+
+def discard(index_dir: Path) -> None:
+    """Remove a damaged cache; the next command builds a new one."""
+    with write_lock(index_dir):
+        create(index_dir / DB_NAME)
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -93,5 +153,5 @@ def _is_current(path: Path) -> bool:
 def _ensure_gitignore(index_dir: Path) -> None:
     """The cache is never committed: .dmm/index/ ignores itself."""
     ignore = index_dir / ".gitignore"
-    if not ignore.exists():
+    if not ignore.is_file():
         write_new(ignore, INDEX_GITIGNORE)

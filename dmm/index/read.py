@@ -16,6 +16,15 @@ FROM = "memories m JOIN bodies b ON b.doc = m.doc"
 def to_memory(row: tuple) -> Memory:
     (_doc, path, mem_id, title, body, tags, scope, priority, confidence, status, created,
      expires, supersedes, related, tokens) = row
+    try:
+        return _memory(path, mem_id, title, body, tags, scope, priority, confidence, status,
+                       created, expires, supersedes, related, tokens)
+    except (ValueError, TypeError) as exc:  # a row the cache did not write: it is damaged
+        raise sqlite3.DatabaseError(f"damaged cache row for {path}: {exc}") from None
+
+
+def _memory(path, mem_id, title, body, tags, scope, priority, confidence, status, created,
+            expires, supersedes, related, tokens) -> Memory:
     return Memory(id=mem_id, path=path, title=title, body=body, tags=json.loads(tags),
                   scope=scope, priority=priority, confidence=confidence, status=status,
                   created=dt.date.fromisoformat(created) if created else None,

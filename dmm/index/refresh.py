@@ -77,18 +77,22 @@ def rebuild(ws: Workspace, progress: Progress | None = None,
 def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None = None,
             ) -> RefreshReport:
     disk = store.scan(ws.memory_dir)
-    if _known_files(conn) == disk:
+    # settings that change what a file reads as are part of the freshness key
+    max_bytes = int(ws.config["store"]["max_file_bytes"])
+    settings = f"max_file_bytes={max_bytes}"
+    if _known_files(conn) == disk and _indexed_with(conn) == settings:
         return RefreshReport(files=len(disk), read=0, removed=0)
     with db.write_lock(ws.index_dir):
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have applied the same changes while we waited for the lock.
             known = _known_files(conn)
-            changed = sorted(p for p, st in disk.items() if known.get(p) != st)
+            same_settings = _indexed_with(conn) == settings
+            changed = sorted(p for p, st in disk.items()
+                             if known.get(p) != st or not same_settings)
             removed = sorted(p for p in known if p not in disk)
             for path in removed:
                 _forget(conn, path)
-            max_bytes = int(ws.config["store"]["max_file_bytes"])
             recent = time.time_ns() - RACY_NS
             snapshot = dict(disk)
             for done, path in enumerate(changed, 1):
@@ -103,13 +107,16 @@ def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None =
                     progress(done, len(changed))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('files', ?)",
                          (marshal.dumps(snapshot),))
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_with', ?)",
+                         (settings,))
             if removed or changed:
                 # a cheap token that says "memories may have changed" (conflict scans compare it)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)",
                              (str(time.time_ns()),))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite has already rolled back after some errors
+                conn.execute("ROLLBACK")
             raise
     return RefreshReport(files=len(disk), read=len(changed), removed=len(removed))
 
@@ -137,7 +144,18 @@ def index_terms(memory: Memory) -> tuple[Counter, float]:
 def _known_files(conn: sqlite3.Connection) -> dict[str, store.FileStat]:
     """The files the cache was built from, as store.scan returns them (one blob: fast)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
-    return marshal.loads(row[0]) if row else {}
+    try:
+        files = marshal.loads(row[0]) if row else {}
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+    if not isinstance(files, dict):
+        raise sqlite3.DatabaseError("damaged cache metadata: the file list is not a mapping")
+    return files
+
+
+def _indexed_with(conn: sqlite3.Connection) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'indexed_with'").fetchone()
+    return row[0] if row else None
 
 
 def _forget(conn: sqlite3.Connection, path: str) -> None:

@@ -8,30 +8,82 @@ diff shows only what the proposal changes.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from typing import Iterable
 
 from dmm.memory.model import DEPRECATED_DIR
-from dmm.memory.parse import split_frontmatter
+from dmm.memory.parse import FrontmatterError, load_frontmatter, split_frontmatter
 
 
 class PatchError(ValueError):
     """A unified diff that does not apply to the current content."""
 
 
-def set_field(text: str, key: str, value: str) -> str:
-    """``text`` with top-level frontmatter ``key`` set to the YAML scalar/flow ``value``."""
+class FrontmatterEditError(ValueError):
+    """An edit whose result would not read back as intended: nothing may be written."""
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_][\w./+-]*", re.ASCII)
+
+
+def yaml_value(value: str | list[str]) -> str:
+    """``value`` as YAML: a plain scalar when that reads back as the same string, else quoted;
+    a list in flow style ([a, "b: c"])."""
+    if isinstance(value, list):
+        return "[" + ", ".join(yaml_value(str(v)) for v in value) + "]"
+    if _PLAIN.fullmatch(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML double-quoted one
+
+
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
+
+
+def set_field(text: str, key: str, value: str | list[str]) -> str:
+    """``text`` with top-level frontmatter ``key`` set to ``value`` (a string or a list).
+
+    Replaces the key's whole entry, block-style continuation lines included (``supersedes:``
+    followed by ``- id`` lines), and checks that the result parses with ``key`` holding
+    exactly ``value`` and every other field unchanged; FrontmatterEditError otherwise.
+    """
     raw, body = split_frontmatter(text)
     if raw is None:
-        raise ValueError("the file has no frontmatter")
-    line = re.compile(rf"^{re.escape(key)}:[^\n]*(\n[ \t]+[^\n]*)*", re.M)
-    if line.search(raw):
-        raw = line.sub(lambda _: f"{key}: {value}", raw, count=1)
+        raise FrontmatterEditError("the file has no frontmatter")
+    entry = re.compile(rf"^{re.escape(key)}[ \t]*:[^\n]*(\n(?:[ \t]+[^\n]*|-(?:[ \t][^\n]*)?))*",
+                       re.M)
+    line = f"{key}: {yaml_value(value)}"
+    if entry.search(raw):
+        new_raw = entry.sub(lambda _: line, raw, count=1)
     else:
-        raw = raw.rstrip("\n") + f"\n{key}: {value}\n"
-    if not raw.endswith("\n"):
-        raw += "\n"
-    return f"---\n{raw}---\n{body}"
+        new_raw = raw.rstrip("\n") + f"\n{line}\n"
+    if not new_raw.endswith("\n"):
+        new_raw += "\n"
+    _check_edit(raw, new_raw, key, value)
+    return f"---\n{new_raw}---\n{body}"
+
+
+def _check_edit(before: str, after: str, key: str, value: str | list[str]) -> None:
+    old, new = _mapping(before), _mapping(after)
+    if new is None:
+        raise FrontmatterEditError(f"setting {key} would leave frontmatter that does not parse")
+    expected = [str(v) for v in value] if isinstance(value, list) else value
+    got = new.get(key)
+    got = [str(v) for v in got] if isinstance(got, list) else None if got is None else str(got)
+    if got != expected:
+        raise FrontmatterEditError(f"setting {key} would not read back as {expected!r} "
+                                   f"(the frontmatter may repeat the field)")
+    if old is not None and {k: v for k, v in old.items() if k != key} != \
+            {k: v for k, v in new.items() if k != key}:
+        raise FrontmatterEditError(f"setting {key} would change other fields")
+
+
+def _mapping(raw: str) -> dict | None:
+    try:
+        data = load_frontmatter(raw)
+    except FrontmatterError:
+        return None
+    return data if isinstance(data, dict) else None if data is not None else {}
 
 
 def deprecation(rel: str, text: str) -> tuple[str, str]:
@@ -41,8 +93,7 @@ def deprecation(rel: str, text: str) -> tuple[str, str]:
 
 def with_supersedes(text: str, current: list[str], add: Iterable[str]) -> str:
     """``text`` whose `supersedes` list is ``current`` plus ``add`` (no repeats)."""
-    ids = list(dict.fromkeys([*current, *add]))
-    return set_field(text, "supersedes", "[" + ", ".join(ids) + "]")
+    return set_field(text, "supersedes", list(dict.fromkeys([*current, *add])))
 
 
 def with_clarification(text: str, clarification: str) -> str:

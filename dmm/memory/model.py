@@ -12,7 +12,7 @@ DEPRECATED_DIR = "deprecated"
 REQUIRED_FIELDS = ("id", "tags", "scope", "priority", "confidence", "status")
 OPTIONAL_FIELDS = ("created", "expires", "supersedes", "related")
 KNOWN_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
-ID_PATTERN = r"^mem_\d{4}_\d{2}_\d{2}_\d{3}$"
+ID_PATTERN = r"mem_[0-9]{4}_[0-9]{2}_[0-9]{2}_[0-9]{3}"  # the whole id, ASCII digits only
 MAX_TAGS = 10
 
 

@@ -17,7 +17,59 @@ from dmm.memory.validate import validate_fields
 
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*\r?$\n?", re.S | re.M)
 _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_FRONTMATTER_CHARS = 16_384
+MAX_NESTING = 8
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML that keeps dates as text: `created` and `expires` are checked by validate.py,
+    so an impossible date ("2026-02-30") is a problem of the file, not an exception."""
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp",
+                        lambda loader, node: loader.construct_scalar(node))
+_OPEN = (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken, yaml.BlockSequenceStartToken,
+         yaml.BlockMappingStartToken)
+_CLOSE = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
+
+
+class FrontmatterError(ValueError):
+    """Frontmatter that cannot be read: malformed, or too costly to read safely."""
+
+
+def load_frontmatter(raw: str) -> object:
+    """The YAML value of a frontmatter block, bounded in what it may cost.
+
+    Memory frontmatter is a flat mapping of short fields, so anchors and aliases (which let
+    a few hundred bytes expand to gigabytes), deep nesting (which exhausts the parser's
+    recursion) and very long blocks are refused before anything is built.
+    """
+    if len(raw) > MAX_FRONTMATTER_CHARS:
+        raise FrontmatterError(f"the frontmatter is {len(raw)} characters long; at most "
+                               f"{MAX_FRONTMATTER_CHARS} are read")
+    try:
+        depth = 0
+        for token in yaml.scan(raw, Loader=_Loader):
+            if isinstance(token, (yaml.AliasToken, yaml.AnchorToken)):
+                raise FrontmatterError("YAML anchors and aliases (& and *) are not allowed in "
+                                       "frontmatter")
+            if isinstance(token, _OPEN):
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise FrontmatterError(f"the frontmatter nests deeper than {MAX_NESTING} "
+                                           "levels")
+            elif isinstance(token, _CLOSE):
+                depth -= 1
+        return yaml.load(raw, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (frontmatter line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontmatterError(f"malformed YAML{where}: {problem}") from None
+    except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        if isinstance(exc, FrontmatterError):
+            raise
+        raise FrontmatterError(f"the frontmatter cannot be read: {type(exc).__name__}") from None
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -45,18 +97,18 @@ def parse_memory(text: str, path: str) -> tuple[Memory | None, list[Problem]]:
         return None, [Problem(path, "no YAML frontmatter: the file must start with a '---' line "
                                     "and the frontmatter must end with another '---' line")]
     try:
-        meta = yaml.load(raw, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (frontmatter line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return None, [Problem(path, f"malformed YAML{where}: {problem}")]
+        meta = load_frontmatter(raw)
+    except FrontmatterError as exc:
+        return None, [Problem(path, str(exc))]
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         return None, [Problem(path, "frontmatter must be a mapping of field: value")]
 
-    values, problems = validate_fields(meta, path)
+    try:
+        values, problems = validate_fields(meta, path)
+    except (ValueError, OverflowError, RecursionError) as exc:  # a rule met a value it missed
+        return None, [Problem(path, f"a frontmatter value cannot be read: {exc}")]
     title = extract_title(body)
     if title is None:
         problems.append(Problem(path, "no '# ' title heading in the body", "title", "warning"))

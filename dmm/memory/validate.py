@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from dmm.memory.model import (CONFIDENCES, DEPRECATED_DIR, ID_PATTERN, KNOWN_FIELDS, MAX_TAGS,
                               REQUIRED_FIELDS, SCOPES, STATUSES, Memory, Problem)
 
-_ID = re.compile(ID_PATTERN)
+_ID = re.compile(ID_PATTERN, re.ASCII)
 
 
 def validate_fields(meta: dict[str, Any], path: str) -> tuple[dict[str, Any], list[Problem]]:
@@ -38,7 +38,7 @@ def validate_fields(meta: dict[str, Any], path: str) -> tuple[dict[str, Any], li
     values: dict[str, Any] = {}
     mem_id = meta.get("id")
     if mem_id is not None:
-        if not isinstance(mem_id, str) or not _ID.match(mem_id):
+        if not isinstance(mem_id, str) or not _ID.fullmatch(mem_id):
             err("id", f"id {mem_id!r} must look like mem_YYYY_MM_DD_NNN")
         values["id"] = str(mem_id)
 
@@ -59,8 +59,9 @@ def validate_fields(meta: dict[str, Any], path: str) -> tuple[dict[str, Any], li
     if priority is not None:
         if isinstance(priority, bool) or not isinstance(priority, (int, float)):
             err("priority", f"priority {priority!r} must be a number between 0.0 and 1.0")
-        elif not 0.0 <= float(priority) <= 1.0:
-            err("priority", f"priority {priority} is outside 0.0 - 1.0")
+        elif not -1 <= priority <= 2 or not 0.0 <= float(priority) <= 1.0:
+            shown = str(priority) if len(str(priority)) < 20 else str(priority)[:16] + "..."
+            err("priority", f"priority {shown} is outside 0.0 - 1.0")
         else:
             values["priority"] = float(priority)
 
@@ -69,7 +70,7 @@ def validate_fields(meta: dict[str, Any], path: str) -> tuple[dict[str, Any], li
     for name in ("supersedes", "related"):
         ids = _check_list(meta.get(name), name, err, required=False)
         for other in ids:
-            if not _ID.match(other):
+            if not _ID.fullmatch(other):
                 err(name, f"{other!r} in {name} does not look like a memory id", "warning")
         values[name] = ids
 

@@ -3,16 +3,30 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 from dataclasses import dataclass, field
 
+from dmm.errors import InvalidInputError
+from dmm.memory.paths import MEMORY_ROOT  # noqa: F401 - re-exported for the proposals package
+
 PROPOSAL_PREFIX = "refs/heads/dmm/proposals/"
 AUDIT_REF = "refs/heads/dmm/audit"
-MEMORY_ROOT = ".dmm/memory/"
 TYPES = ("create", "update", "deprecate", "promote")  # `dmm write`; "resolve" comes from
 # `dmm conflicts resolve --propose`
 RESOLUTION_TRAILERS = ("Dmm-Conflict", "Dmm-Resolution", "Dmm-Target", "Dmm-Created",
                        "Dmm-Reason", "Dmm-Resolved-By")
+
+
+PROPOSAL_ID = re.compile(r"prop_[0-9]{8}_[0-9]{6}_[0-9a-f]{4}", re.ASCII)
+
+
+def check_proposal_id(proposal_id: str) -> str:
+    """``proposal_id`` when it has the shape of a proposal id (it becomes part of a ref name)."""
+    if not isinstance(proposal_id, str) or not PROPOSAL_ID.fullmatch(proposal_id):
+        raise InvalidInputError(f"{proposal_id!r} is not a proposal id "
+                                "(prop_YYYYMMDD_HHMMSS_xxxx)", hint="`dmm review list` shows them")
+    return proposal_id
 
 
 def new_proposal_id(now: dt.datetime | None = None) -> str:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from pathlib import PurePosixPath
 
+from dmm.errors import InvalidInputError
 from dmm.gitrepo import Git
 from dmm.memory.edit import PatchError, apply_patch, deprecation, next_id, set_field
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
 from dmm.memory.parse import parse_memory, split_frontmatter
+from dmm.memory.paths import clean_memory_path
 from dmm.memory.tokens import count_tokens
 from dmm.proposals.model import (MEMORY_ROOT, PROPOSAL_PREFIX, TYPES, Proposal,
                                  ProposalResult, new_proposal_id)
@@ -30,18 +31,14 @@ class _Checks:
 
 def normalise_path(ws: Workspace, raw: str) -> tuple[str | None, str | None]:
     """(path relative to .dmm/memory/, None) or (None, why it is refused)."""
-    text = raw.strip().replace("\\", "/")
-    if text.startswith(MEMORY_ROOT):
-        text = text[len(MEMORY_ROOT):]
-    pure = PurePosixPath(text)
-    if not text or pure.is_absolute() or ".." in pure.parts:
-        return None, f"path {raw!r} must be relative to .dmm/memory/ and must not contain '..'"
-    if pure.suffix != ".md":
-        return None, f"path {raw!r} must name a markdown file ending in .md"
+    try:
+        rel = clean_memory_path(raw)
+    except InvalidInputError as exc:
+        return None, exc.message
     memory_dir = ws.memory_dir.resolve()
-    if not (memory_dir / pure).resolve().is_relative_to(memory_dir):
+    if not (memory_dir / rel).resolve().is_relative_to(memory_dir):
         return None, f"path {raw!r} leads outside .dmm/memory/ through a symbolic link"
-    return pure.as_posix(), None
+    return rel, None
 
 
 def propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,

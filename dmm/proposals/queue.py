@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dmm.gitrepo import Commit, Git
-from dmm.proposals.model import AUDIT_REF, PROPOSAL_PREFIX, RESOLUTION_TRAILERS, Proposal
+from dmm.proposals.model import (AUDIT_REF, PROPOSAL_PREFIX, RESOLUTION_TRAILERS, Proposal,
+                                 check_proposal_id)
 
 
 def _reason(message: str) -> str:
@@ -48,6 +49,7 @@ def open_proposals(git: Git, with_status: bool = True) -> list[Proposal]:
 
 
 def load(git: Git, proposal_id: str) -> Proposal | None:
+    check_proposal_id(proposal_id)
     tip = git.rev_parse(PROPOSAL_PREFIX + proposal_id)
     if tip is None:
         return None
@@ -59,11 +61,10 @@ def load(git: Git, proposal_id: str) -> Proposal | None:
 
 def decision_of(git: Git, proposal_id: str) -> str | None:
     """How a closed proposal was decided (approved, rejected, withdrawn), or None."""
-    grep = f"--grep=^Dmm-Proposal: {proposal_id}$"
     for rev in ("HEAD", AUDIT_REF):
         if not git.rev_parse(rev):
             continue
-        for commit in git.commits(rev, "--first-parent", grep):
+        for commit in git.commits_with_trailer(rev, "Dmm-Proposal", proposal_id):
             decision = commit.trailers.get("Dmm-Decision")
             if decision and decision != "deferred":
                 return decision

@@ -14,11 +14,13 @@ from dmm.conflicts.resolver import ResolutionRequest
 from dmm.errors import DmmError, GitError
 from dmm.gitrepo import Git
 from dmm.index.refresh import open_fresh
+from dmm.landing import _Index
 from tests.conflicts.test_resolution import NEW_LIMIT, OLD_LIMIT, snapshot, store  # noqa: F401
 from tests.conftest import git
 
 # every git operation each command goes through, in order
-COMMIT_STEPS = ("tree_with", "commit_tree", "check_sync", "update_refs", "sync_worktree")
+COMMIT_STEPS = ("tree_with", "commit_tree", "check_sync", "update_refs", "sync", "install")
+INDEX_STEPS = ("check_sync", "sync", "install")  # done on git's locked index, by dmm.landing
 RESOLVE_STEPS = ("show_blob", "hash_blob") + COMMIT_STEPS
 UNDO_STEPS = ("blob_ids",) + COMMIT_STEPS
 REQUESTS = {
@@ -78,7 +80,7 @@ def _fail(monkeypatch, step: str) -> list[int]:
         calls.append(1)
         raise GitError(f"injected failure in {step}")
 
-    monkeypatch.setattr(Git, step, broken)
+    monkeypatch.setattr(_Index if step in INDEX_STEPS else Git, step, broken)
     return calls
 
 

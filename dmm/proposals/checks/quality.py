@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from dmm.memory.edit import set_field
+from dmm.memory.edit import FrontmatterEditError, set_field
 from dmm.memory.parse import split_frontmatter
 from dmm.memory.tokens import count_tokens
 from dmm.proposals.checks import Issue, ReviewContext
@@ -61,5 +61,8 @@ def fix(text: str) -> str:
         tags = [t.strip().strip("'\"") for t in m.group(1).split(",") if t.strip()]
         clean = list(dict.fromkeys(t.lower().replace(" ", "-") for t in tags))
         if clean != tags:
-            fixed = set_field(fixed, "tags", "[" + ", ".join(clean) + "]")
+            try:
+                fixed = set_field(fixed, "tags", clean)
+            except FrontmatterEditError:
+                pass  # tags that cannot be rewritten safely stay as written
     return fixed
