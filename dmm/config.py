@@ -56,15 +56,32 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+# Allowed ranges of the numeric settings (inclusive); a value outside is an error that names
+# the key, never a silent "245 of -5 tokens" or a threshold that hides everything.
+RANGES: dict[str, tuple[float, float]] = {
+    "query.default_budget": (1, 1_000_000),
+    "query.expansion_weight": (0.0, 1.0),
+    "store.max_file_bytes": (256, 16 * 1024 * 1024),
+    "quality.min_tokens": (0, 100_000),
+    "quality.max_tokens": (1, 1_000_000),
+    "conflicts.auto_age_days": (0, 100_000),
+}
+_SHARES = (0.0, 1.0)  # every other numeric setting is a share, a similarity or a confidence
+
+
 def load(path: Path) -> dict[str, dict[str, Any]]:
     """Defaults overlaid with the file at ``path`` (which may be missing)."""
     config = copy.deepcopy(DEFAULTS)
     if not path.exists():
         return config
+    if not path.is_file():
+        raise InvalidInputError(f"{path} is not a file", hint="dmm's settings are a TOML file")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     for section, values in data.items():
         if section not in DEFAULTS:
             continue  # sections owned by later features or by the user's tools
@@ -80,5 +97,15 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
             if not ok:
                 raise InvalidInputError(
                     f"{path}: {section}.{key} must be {type(default).__name__}, got {value!r}")
+            if not isinstance(default, bool):
+                low, high = RANGES.get(f"{section}.{key}", _SHARES)
+                if isinstance(default, int) and not isinstance(value, int):
+                    raise InvalidInputError(f"{path}: {section}.{key} must be a whole number, "
+                                            f"got {value!r}")
+                if not low <= value <= high:
+                    raise InvalidInputError(f"{path}: {section}.{key} = {value!r} is outside "
+                                            f"{low} - {high}")
             config[section][key] = value
+    if config["quality"]["min_tokens"] > config["quality"]["max_tokens"]:
+        raise InvalidInputError(f"{path}: quality.min_tokens is above quality.max_tokens")
     return config

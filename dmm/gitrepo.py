@@ -72,6 +72,11 @@ def trailers(message: str) -> dict[str, str]:
     return {k: v.strip() for k, v in TRAILER.findall(message)}
 
 
+def trailer_values(message: str, key: str) -> list[str]:
+    """Every value of the trailer ``key``, in order (trailers may repeat)."""
+    return [v.strip() for k, v in TRAILER.findall(message) if k == key]
+
+
 @dataclass(frozen=True)
 class Commit:
     sha: str
@@ -145,6 +150,12 @@ class Git:
     def blob_ids(self, rev: str, paths: list[str]) -> dict[str, str]:
         """{path: blob sha} for those of ``paths`` that exist in ``rev``."""
         return {path: sha for path, (_mode, sha) in self.tree_entries(rev, paths).items()}
+
+    def files_containing(self, rev: str, text: str, under: str) -> list[str]:
+        """Paths below ``under`` in ``rev`` whose content contains ``text`` (a literal)."""
+        proc = self.run("grep", "-l", "-z", "--fixed-strings", "-e", text, rev, "--", under,
+                        check=False)
+        return [p.split(":", 1)[1] for p in proc.stdout.split("\0") if ":" in p]
 
     def tree_entries(self, rev: str, paths: list[str]) -> dict[str, tuple[str, str]]:
         """{path: (mode, blob sha)} for those of ``paths`` that exist in ``rev``."""

@@ -20,10 +20,10 @@ def _environment():
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined, autoescape=False,
-        # Compiled templates are cached in a private folder of the system temp dir, so a
-        # command does not parse its template again on every run.
-        bytecode_cache=jinja2.FileSystemBytecodeCache())
+        undefined=jinja2.StrictUndefined, autoescape=False)
+    # No bytecode cache: jinja2's default one lives in a shared temp folder, where a planted
+    # symbolic link redirects it (and it chmods what it finds); compiling the few small
+    # templates a command uses costs a few milliseconds.
     return env
 
 

@@ -5,8 +5,11 @@
 hook_dir=$(dirname "$0")
 legacy="$hook_dir/@HOOK@.legacy"
 status=0
-if [ -x "$legacy" ]; then
-    # the hook that was here before dmm keeps running first, with the same input
+# The hook that was here before dmm keeps running first, with the same input, unless it is a
+# dmm shim itself: the pre-commit framework also renames an existing hook to <hook>.legacy
+# and runs it from there, and a shim that called itself would recurse until fork fails.
+if [ "$(basename "$0")" != "@HOOK@.legacy" ] && [ -x "$legacy" ] \
+        && ! grep -q '^# dmm-hook:' "$legacy" 2>/dev/null; then
     if [ "@HOOK@" = "post-rewrite" ]; then
         input=$(cat)
         printf '%s\n' "$input" | "$legacy" "$@" || status=$?
@@ -27,5 +30,23 @@ fi
 [ -n "$changed" ] || exit $status
 # Never let git's hook environment leak into dmm (GIT_INDEX_FILE is relative in hooks).
 unset GIT_INDEX_FILE
-${DMM_HOOK_COMMAND:-@DMM@} hooks run @HOOK@ || echo "dmm: the conflict scan failed (see above); run 'dmm conflicts scan' by hand" >&2
+# The installed dmm, never code from this repository: a branch can carry a dmm/ package or a
+# dmm script, and `python -m dmm` run from here would import it. So: the console script that
+# installed this hook, else the one on PATH (refused when it lies inside this work tree).
+dmm_cmd=
+if [ -n "$DMM_HOOK_COMMAND" ]; then
+    dmm_cmd=$DMM_HOOK_COMMAND
+elif [ -n @DMM@ ] && [ -x @DMM@ ]; then
+    dmm_cmd=@DMM@
+else
+    found=$(command -v dmm 2>/dev/null)
+    case "$found" in
+        /*) case "$found" in "$(pwd -P)"/*|"$(pwd)"/*) ;; *) dmm_cmd=$found ;; esac ;;
+    esac
+fi
+if [ -z "$dmm_cmd" ]; then
+    echo "dmm: the conflict scan was skipped: dmm is not installed on PATH (or set DMM_HOOK_COMMAND)" >&2
+    exit $status
+fi
+$dmm_cmd hooks run @HOOK@ || echo "dmm: the conflict scan failed (see above); run 'dmm conflicts scan' by hand" >&2
 exit $status

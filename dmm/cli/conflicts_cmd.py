@@ -84,7 +84,7 @@ def _line(c) -> str:
 @click.option("--type", "type_", type=click.Choice(TYPES))
 @click.option("--memory", metavar="ID", help="Only conflicts involving this memory.")
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0)
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
 @json_option
 @click.pass_context
 def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:

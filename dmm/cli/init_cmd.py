@@ -22,15 +22,20 @@ def command(ctx: click.Context, no_hooks: bool, as_json: bool) -> int:
     overwritten.
     """
     from dmm.gitrepo import Git
-    from dmm.hooks.install import install, status
+    from dmm.hooks.install import HooksInWorkTreeError, install, status
     from dmm.scaffold import init
 
     ws = workspace(ctx, require_init=False)
     result = init(ws)
     hooks = [] if no_hooks else [h for h in status(Git(ws.root)) if h.state != "installed"]
     if hooks:
-        install(Git(ws.root))
-        result.hooks_installed = [h.name for h in hooks]
+        try:
+            install(Git(ws.root))
+            result.hooks_installed = [h.name for h in hooks]
+        except HooksInWorkTreeError as exc:
+            hooks = []
+            message(f"hooks not installed: {exc.message}")
+            message(f"hint: {exc.hint}")
     if as_json:
         emit_json(result.to_dict())
     elif result.created:

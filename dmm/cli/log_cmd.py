@@ -12,7 +12,7 @@ from dmm.cli.common import emit_json, json_option, message, workspace
 @click.option("--memory", "memory_id", help="Only events about this memory id.")
 @click.option("--decision", help="Only this event: proposed, approved, modified, rejected, "
                                  "deferred, withdrawn.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
 @json_option
 @click.pass_context
 def command(ctx, path, memory_id, decision, limit, as_json) -> int:

@@ -10,10 +10,12 @@ from dmm.cli.common import emit_json, json_option, workspace
 from dmm.errors import InvalidInputError
 from dmm.memory.model import SCOPES
 
+MAX_BUDGET = 1_000_000  # tokens: far beyond any context window, and safe for SQLite integers
+
 
 @click.command("query")
 @click.argument("task")
-@click.option("--budget", type=click.IntRange(min=1), metavar="TOKENS",
+@click.option("--budget", type=click.IntRange(min=1, max=MAX_BUDGET), metavar="TOKENS",
               help="Token budget of the pack, baseline included [default: query.default_budget "
                    "in .dmm/config.toml, 1200].")
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES[1:]),
@@ -48,6 +50,8 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
 
     if task == "-":
         task = sys.stdin.read()
+    # bytes that are not UTF-8 (from a file or a shell variable) are replaced, not a crash
+    task = task.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if not task.strip():
         raise InvalidInputError("the task is empty: describe what you are about to do")
     ws = workspace(ctx)

@@ -24,7 +24,7 @@ def command() -> None:
 @command.command("list")
 @click.option("--status", type=click.Choice(["pending", "deferred", "all"]), default="all",
               show_default=True)
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=100, show_default=True)
 @json_option
 @click.pass_context
 def list_cmd(ctx, status, limit, as_json) -> int:
@@ -98,7 +98,7 @@ def _print_result(result) -> None:
 @command.command("process")
 @click.option("--id", "proposal_id", help="Process this proposal.")
 @click.option("--all", "all_", is_flag=True, help="Process every pending proposal.")
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many (with --all).")
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), help="At most this many (with --all).")
 @json_option
 @click.pass_context
 def process_cmd(ctx, proposal_id, all_, limit, as_json) -> int:

@@ -48,7 +48,7 @@ def show_cmd(ctx, memory_id, as_json) -> int:
 
 
 @command.command("top")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
 @json_option
 @click.pass_context
 def top_cmd(ctx, limit, as_json) -> int:
@@ -68,9 +68,9 @@ def top_cmd(ctx, limit, as_json) -> int:
 
 
 @command.command("stale")
-@click.option("--days", type=click.IntRange(min=0), default=30, show_default=True,
+@click.option("--days", type=click.IntRange(min=0, max=100_000), default=30, show_default=True,
               help="Not returned by any query in this many days (or never).")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
 @json_option
 @click.pass_context
 def stale_cmd(ctx, days, limit, as_json) -> int:
@@ -105,7 +105,7 @@ def stale_cmd(ctx, days, limit, as_json) -> int:
 
 
 @command.command("queries")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
 @click.option("--after", help="Only queries after this time (ISO 8601, e.g. 2026-11-01).")
 @json_option
 @click.pass_context

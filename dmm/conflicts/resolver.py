@@ -23,12 +23,15 @@ from dmm.conflicts import store
 from dmm.conflicts.model import Conflict, check_conflict_id, pair_key
 from dmm.errors import InvalidInputError, NotFoundError
 from dmm.gitrepo import Git, commit_message
+from dmm.fsutil import file_lock
 from dmm.landing import land
-from dmm.memory.edit import (deprecation, next_id, set_field, with_clarification,
-                             with_supersedes, yaml_value)
+from dmm.memory.edit import (FrontmatterEditError, deprecation, next_id, set_field,
+                             with_clarification, with_supersedes, yaml_value)
 from dmm.memory.model import CONFIDENCES, DEPRECATED_DIR, MAX_TAGS, SCOPES, Memory
 from dmm.memory.parse import parse_memory, split_frontmatter
+from dmm.memory.paths import clean_memory_path
 from dmm.proposals.model import MEMORY_ROOT, PROPOSAL_PREFIX, new_proposal_id
+from dmm.proposals.queue import open_proposals
 
 ACTIONS = ("deprecate", "merge", "clarify", "dismiss", "defer")
 STATUS_AFTER = {"deprecate": "resolved", "merge": "resolved", "clarify": "resolved",
@@ -174,6 +177,8 @@ def _merge(request: ResolutionRequest, a: Memory, b: Memory, texts: dict[str, st
                                 "editor on a terminal")
     text = merged_text(request.content, a, b, next_id(taken_ids, today), today)
     scope = re.search(r"^scope:[ \t]*(\S*)", split_frontmatter(text)[0], re.M).group(1)
+    if request.path:
+        request.path = clean_memory_path(request.path)
     draft, _ = parse_memory(text, request.path or f"{scope}/merged.md")
     rel = request.path or (draft and merged_path(draft.title, draft.scope, newest(a, b),
                                                  taken_paths)) or f"{scope}/merged.md"
@@ -251,6 +256,11 @@ def _read(git: Git, rev: str, mems: list[Memory]) -> tuple[list[Memory], dict[st
     for m in mems:
         data = git.show_blob(rev, MEMORY_ROOT + m.path)
         if data is None:
+            if any(m.id in memory_ids for memory_ids in _committed_ids(git, rev, m.id)):
+                raise InvalidInputError(
+                    f"{m.id} is no longer at {m.path}: another resolution or proposal moved "
+                    "or deprecated it meanwhile",
+                    hint="run `dmm conflicts scan` and `dmm conflicts list` to see what is left")
             raise InvalidInputError(f"{m.path} is not committed: commit it, then resolve")
         text = data.decode("utf-8", "replace")
         parsed, _ = parse_memory(text, m.path)
@@ -260,6 +270,42 @@ def _read(git: Git, rev: str, mems: list[Memory]) -> tuple[list[Memory], dict[st
         out.append(parsed)
         texts[m.path] = text
     return out, texts
+
+
+def _committed_ids(git: Git, rev: str, memory_id: str) -> list[set[str]]:
+    from dmm.proposals.declared import memory_ids_in
+
+    return [memory_ids_in(git, rev, p) for p in git.files_containing(rev, memory_id, MEMORY_ROOT)]
+
+
+def _check_still_open(git: Git, rev: str, conflict_id: str, action: str) -> None:
+    """The conflict's committed decision in ``rev``, read inside dmm's lock: of two
+    resolutions started at the same moment, the second sees the first's record."""
+    blob = git.show_blob(rev, store.record_path(conflict_id))
+    if blob is None:
+        return
+    try:
+        status = json.loads(blob).get("status")
+    except (ValueError, AttributeError):
+        return
+    if status in CLOSED or status == STATUS_AFTER[action]:
+        raise InvalidInputError(f"{conflict_id} is already {status}",
+                                hint=f"`dmm conflicts undo {conflict_id}` reopens it")
+
+
+def _check_written(files: dict[str, str | None]) -> None:
+    """Every memory file a resolution writes must parse and validate: nothing that would
+    drop out of the index is committed."""
+    for path, text in files.items():
+        if text is None or not path.startswith(MEMORY_ROOT):
+            continue
+        memory, problems = parse_memory(text, path[len(MEMORY_ROOT):])
+        errors = [p for p in problems if p.severity == "error"]
+        if memory is None or errors:
+            raise InvalidInputError(
+                f"the resolution would leave {path[len(MEMORY_ROOT):]} invalid ("
+                + "; ".join(f"{p.field or 'content'}: {p.message}" for p in errors)
+                + "): nothing was committed", hint="fix that memory's frontmatter by hand first")
 
 
 def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: ResolutionRequest, *,
@@ -283,9 +329,15 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
     outcome = ResolutionResult(True, conflict.conflict_id, action, reason=request.reason.strip())
 
     def build(old: str):
+        _check_still_open(git, old, conflict.conflict_id, action)
         current, texts = _read(git, old, mems)
         taken_paths = {p[len(MEMORY_ROOT):] for p in git.paths(old, MEMORY_ROOT)}
-        change = plan(request, current, texts, taken_paths, taken_ids, today)
+        try:
+            change = plan(request, current, texts, taken_paths, taken_ids, today)
+        except FrontmatterEditError as exc:
+            raise InvalidInputError(f"cannot edit the frontmatter safely: {exc}",
+                                    hint="fix that memory's frontmatter by hand first") from None
+        _check_written(change.files)
         outcome.memories_modified = change.modified
         outcome.memories_deprecated = change.deprecated
         outcome.memories_created = change.created
@@ -317,13 +369,17 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         return tree, [old], commit_message(subject, request.reason, pairs), []
 
     if propose:
-        base = git.rev_parse("HEAD")
-        if base is None:
-            raise InvalidInputError("the repository has no commit yet: commit .dmm/ first")
-        tree, parents, message, _ = build(base)
-        commit = git.commit_tree(tree, parents, message)
-        if not git.update_refs([(PROPOSAL_PREFIX + outcome.proposal_id, commit, None)]):
-            raise InvalidInputError("could not create the proposal branch: try again")
+        # under dmm's lock, like `dmm write`: a merged memory's new id is then never handed
+        # out twice
+        with file_lock(git.common_dir() / "dmm.lock"):
+            base = git.rev_parse("HEAD")
+            if base is None:
+                raise InvalidInputError("the repository has no commit yet: commit .dmm/ first")
+            taken_ids |= {p.memory_id for p in open_proposals(git, with_status=False)}
+            tree, parents, message, _ = build(base)
+            commit = git.commit_tree(tree, parents, message)
+            if not git.update_refs([(PROPOSAL_PREFIX + outcome.proposal_id, commit, None)]):
+                raise InvalidInputError("could not create the proposal branch: try again")
         outcome.commit = commit
         outcome.branch = PROPOSAL_PREFIX.removeprefix("refs/heads/") + outcome.proposal_id
         outcome.changed_paths = git.changed_paths(base, commit)

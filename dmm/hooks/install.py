@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +45,25 @@ def _is_ours(path: Path) -> bool:
 
 
 def dmm_command() -> str:
-    """How a shim starts this dmm: the interpreter it is installed in."""
-    return f"{shlex.quote(sys.executable)} -m dmm"
+    """The console script of this dmm, for the shim (which falls back to `dmm` on PATH when
+    it is gone). Never `python -m dmm`: run from the repository root, that would import a
+    dmm/ package the repository itself contains."""
+    script = Path(sys.executable).with_name("dmm")
+    found = str(script) if script.is_file() else shutil.which("dmm") or ""
+    return shlex.quote(found if os.path.isabs(found) else "")
+
+
+class HooksInWorkTreeError(InvalidInputError):
+    """core.hooksPath names a folder the repository tracks: dmm writes nothing there."""
+
+
+def _tracked_hooks_folder(git: Git, folder: Path) -> bool:
+    root = git.root.resolve()
+    where = folder.resolve()
+    if not where.is_relative_to(root) or where.is_relative_to(git.common_dir().resolve()):
+        return False
+    rel = where.relative_to(root).as_posix()
+    return bool(git.out("ls-files", "--", rel or "."))
 
 
 def render(name: str) -> str:
@@ -54,32 +72,50 @@ def render(name: str) -> str:
 
 
 def status(git: Git) -> list[HookState]:
+    """Each hook's state; a dmm shim that another hook manager (the pre-commit framework)
+    moved to <hook>.legacy and runs from its own hook counts as installed."""
     folder = hooks_dir(git)
     out = []
     for name in HOOKS:
-        path = folder / name
-        state = "absent" if not path.exists() else "installed" if _is_ours(path) else "foreign"
-        out.append(HookState(name, str(path), state, (folder / f"{name}.legacy").exists()))
+        path, legacy = folder / name, folder / f"{name}.legacy"
+        state = ("absent" if not path.exists() else
+                 "installed" if _is_ours(path) or _is_ours(legacy) else "foreign")
+        out.append(HookState(name, str(path), state, legacy.exists()))
     return out
 
 
 def install(git: Git) -> list[HookState]:
     folder = hooks_dir(git)
+    if _tracked_hooks_folder(git, folder):
+        rel = folder.resolve().relative_to(git.root.resolve()).as_posix()
+        raise HooksInWorkTreeError(
+            f"core.hooksPath points at {rel}/, a folder this repository tracks: dmm does not "
+            "change tracked files",
+            hint=f"add this line to {rel}/post-commit, post-merge and post-rewrite (each with "
+                 "its own hook name) and commit it: dmm hooks run post-commit || true")
     folder.mkdir(parents=True, exist_ok=True)
     for name in HOOKS:
         path = folder / name
         legacy = folder / f"{name}.legacy"
+        if _is_ours(legacy) and path.exists() and not _is_ours(path):
+            # another hook manager chains our shim: refresh it where it is
+            _write_shim(legacy, name)
+            continue
         if path.exists() and not _is_ours(path):
             if legacy.exists():
                 raise InvalidInputError(f"{path} is not dmm's and {legacy} already exists: "
                                         "dmm will not overwrite either",
                                         hint="merge them by hand, then run dmm hooks install")
             os.replace(path, legacy)
-        tmp = folder / f".{name}.dmm-tmp"
-        tmp.write_text(render(name), encoding="utf-8")
-        tmp.chmod(0o755)
-        os.replace(tmp, path)
+        _write_shim(path, name)
     return status(git)
+
+
+def _write_shim(path: Path, name: str) -> None:
+    tmp = path.with_name(f".{name}.dmm-tmp")
+    tmp.write_text(render(name), encoding="utf-8")
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
 
 
 def uninstall(git: Git) -> list[HookState]:

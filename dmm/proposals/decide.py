@@ -14,6 +14,7 @@ from dmm.errors import DmmError, GitError, InvalidInputError, NotFoundError
 from dmm.landing import land
 from dmm.fsutil import file_lock
 from dmm.gitrepo import EMPTY_TREE, Git, commit_message
+from dmm.proposals.declared import id_taken, undeclared_paths
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 from dmm.proposals.queue import decision_of, load
 from dmm.workspace import Workspace
@@ -68,12 +69,23 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
     def build(old: str):
         if git.rev_parse(PROPOSAL_PREFIX + proposal_id) != proposal.commit:
             raise _missing(git, proposal_id)
+        extra = undeclared_paths(git, proposal, old)
+        if extra:
+            raise InvalidInputError(
+                f"proposal {proposal_id} also changes files it does not declare: "
+                f"{', '.join(extra[:10])}", hint=f"reject it: dmm review reject {proposal_id}")
         tree, conflicts = git.merge_tree(old, proposal.commit)
         if tree is None:
             branch = (git.current_branch() or "HEAD").removeprefix("refs/heads/")
             raise ConflictError(
                 f"proposal {proposal_id} conflicts with {branch} in {', '.join(conflicts)}",
                 hint="reject or withdraw it and propose again from the current state")
+        taken = id_taken(git, tree, proposal)
+        if taken:
+            raise InvalidInputError(
+                f"memory id {proposal.memory_id} of proposal {proposal_id} is already used by "
+                f"{taken}", hint=f"reject it (dmm review reject {proposal_id}) and propose the "
+                                 "memory again: it gets a free id")
         return tree, [old, proposal.commit], message, [
             (PROPOSAL_PREFIX + proposal_id, None, proposal.commit)]
 

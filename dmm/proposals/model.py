@@ -52,6 +52,8 @@ class Proposal:
     # a conflict resolution's own trailers (Dmm-Conflict, Dmm-Resolution ...), carried into
     # the approval so that the resolution reads the same in `git log --first-parent`
     resolution: dict[str, str] = field(default_factory=dict)
+    # every memory id the proposal commit names (Dmm-Memory, Dmm-Target, Dmm-Created)
+    declared_ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"proposal_id": self.proposal_id, "type": self.type, "path": self.path,

@@ -11,6 +11,7 @@ import datetime as dt
 import sqlite3
 
 from dmm.errors import InvalidInputError
+from dmm.fsutil import file_lock
 from dmm.gitrepo import Git
 from dmm.memory.edit import PatchError, apply_patch, deprecation, next_id, set_field
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
@@ -41,9 +42,16 @@ def normalise_path(ws: Workspace, raw: str) -> tuple[str | None, str | None]:
     return rel, None
 
 
-def propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,
-            content: str | None = None, patch: str | None = None, new_scope: str | None = None,
-            proposed_by: str = "agent", today: dt.date | None = None) -> ProposalResult:
+def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
+    """Check and record a proposal. Runs under dmm's lock, so that two proposals made at the
+    same moment never get the same memory id, nor both open for one path."""
+    with file_lock(Git(ws.root).common_dir() / "dmm.lock"):
+        return _propose(ws, conn, **kw)
+
+
+def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,
+             content: str | None = None, patch: str | None = None, new_scope: str | None = None,
+             proposed_by: str = "agent", today: dt.date | None = None) -> ProposalResult:
     today = today or dt.date.today()
     git = Git(ws.root)
     checks = _Checks()

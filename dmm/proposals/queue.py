@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dmm.gitrepo import Commit, Git
+from dmm.gitrepo import Commit, Git, trailer_values
 from dmm.proposals.model import (AUDIT_REF, PROPOSAL_PREFIX, RESOLUTION_TRAILERS, Proposal,
                                  check_proposal_id)
 
@@ -23,7 +23,9 @@ def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal
                             proposed_by=t.get("Dmm-Proposed-By", commit.author),
                             proposed_at=commit.date, commit=tip,
                             base=commit.parents[0] if commit.parents else "",
-                            resolution={k: t[k] for k in RESOLUTION_TRAILERS if k in t})
+                            resolution={k: t[k] for k in RESOLUTION_TRAILERS if k in t},
+                            declared_ids=[v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
+                                          for v in trailer_values(commit.message, key)])
     return None
 
 

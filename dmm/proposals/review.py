@@ -17,6 +17,7 @@ from dmm.index.refresh import open_fresh
 from dmm.memory.parse import parse_memory
 from dmm.proposals import decide
 from dmm.proposals.checks import Issue, ReviewContext, all_checks
+from dmm.proposals.declared import id_taken, undeclared_paths
 from dmm.proposals.model import MEMORY_ROOT
 from dmm.proposals.queue import load
 from dmm.workspace import Workspace
@@ -67,10 +68,12 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
         if path.startswith(MEMORY_ROOT):
             blob = git.show_blob(proposal.commit, path)
             touched[path[len(MEMORY_ROOT):]] = blob.decode("utf-8", "replace") if blob else None
+    head = git.rev_parse("HEAD") or proposal.base
+    undeclared = undeclared_paths(git, proposal, head)
     conn, _ = open_fresh(ws)
     try:
         ctx = ReviewContext(proposal, old.decode("utf-8", "replace") if old else None, new_text,
-                            memory, conn, ws.config, touched=touched)
+                            memory, conn, ws.config, touched=touched, undeclared=undeclared)
         issues: list[Issue] = []
         performed = []
         fixed = new_text
@@ -81,6 +84,11 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
                 fixed = check.fix(fixed)
     finally:
         conn.close()
+    taken = id_taken(git, head, proposal)
+    if taken:
+        issues.append(Issue("schema", "error", f"id {proposal.memory_id} is already used by "
+                                               f"{taken}", suggestion="propose it again: it "
+                                                                      "gets a free id"))
     result = ReviewResult(proposal_id, "approved", 1.0, issues, ctx.similar, performed)
     errors = [i for i in issues if i.severity == "error"]
     warnings = [i for i in issues if i.severity == "warning"]
@@ -126,7 +134,12 @@ def process(ws: Workspace, proposal_id: str) -> ReviewResult:
 def after_approval(ws: Workspace) -> str | None:
     """Runs after every approval, as the git hooks would after a commit (plumbing commits run
     no hooks): refresh the cache and scan the changed memories for conflicts. Returns the
-    hook's notice about new conflicts, if any."""
+    hook's notice about new conflicts, if any. Never raises: the approval has landed by
+    then, and a failing scan (a full disk, a damaged cache) must not make it look failed."""
     from dmm.hooks.run import run
 
-    return run(ws)
+    try:
+        return run(ws)
+    except Exception as exc:  # noqa: BLE001 - reported, and the landing stands
+        return (f"the approval is committed, but the conflict scan after it failed "
+                f"({type(exc).__name__}: {exc}): run `dmm conflicts scan` later")

@@ -26,6 +26,11 @@ MAX_NEIGHBOURS = 6  # per query word
 CONFIDENCE_FACTOR = {"stable": 1.0, "active": 1.0, "experimental": 0.85, "deprecated": 0.6}
 
 
+# Distinct words of a task that are looked up (SQLite binds at most 32,766 values per query,
+# and each word brings up to MAX_NEIGHBOURS related terms).
+MAX_QUERY_WORDS = 1000
+
+
 class Ranked(NamedTuple):
     doc: int
     relevance: float
@@ -37,6 +42,8 @@ def query_variants(conn: sqlite3.Connection, task: str, expansion: bool, min_sim
                    weight: float) -> dict[str, tuple[int, dict[str, float]]]:
     """For each distinct query word: (count, {term: weight}) with the exact stem at 1.0."""
     counts = Counter(words(task))
+    if len(counts) > MAX_QUERY_WORDS:  # a pasted document, not a task: its commonest words
+        counts = Counter(dict(counts.most_common(MAX_QUERY_WORDS)))
     variants = {w: (n, {stem(w): 1.0}) for w, n in counts.items()}
     if expansion and counts:
         marks = ",".join("?" * len(counts))

@@ -42,6 +42,8 @@ class ReviewContext:
     # every memory file the proposal changes (relative to .dmm/memory/): its new text, or None
     # when it goes away. One file for `dmm write`; several for a conflict resolution.
     touched: dict[str, str | None] = field(default_factory=dict)
+    # files the proposal's branch changes that its trailers do not declare (proposals.declared)
+    undeclared: list[str] = field(default_factory=list)
 
     @property
     def own_paths(self) -> set[str]:
@@ -50,6 +52,6 @@ class ReviewContext:
 
 
 def all_checks() -> list:
-    from dmm.proposals.checks import baseline, conflicts, duplicate, quality, schema
+    from dmm.proposals.checks import baseline, conflicts, declared, duplicate, quality, schema
 
-    return [schema, quality, duplicate, conflicts, baseline]
+    return [declared, schema, quality, duplicate, conflicts, baseline]
