@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> None:
         code = INTERNAL_ERROR if code == _CACHE_DAMAGED else code
     from dmm.index import db
 
-    if db.FALLBACK_REASON:
-        click.echo(f"dmm: note: {db.FALLBACK_REASON}", err=True)
+    for note in ([db.FALLBACK_REASON] if db.FALLBACK_REASON else []) + db.NOTICES:
+        click.echo(f"dmm: note: {note}", err=True)
     sys.exit(code if isinstance(code, int) else ExitCode.OK)
 
 

@@ -86,3 +86,30 @@ def table(rows: list[tuple], headers: tuple[str, ...]) -> str:
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(cells[0]), rule] + [line(r) for r in cells[1:]])
+
+
+MAX_INPUT_BYTES = 1_048_576
+
+
+def read_text_input(path: str) -> str:
+    """The UTF-8 text of the file at ``path`` (``-``: stdin), or a clear error: a binary,
+    non-UTF-8, missing or huge file is bad input, not a crash."""
+    from dmm.errors import InvalidInputError
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InvalidInputError(f"{path} is larger than {MAX_INPUT_BYTES} bytes: a memory is "
+                                "a short text")
+    if b"\0" in data:
+        raise InvalidInputError(f"{path} is a binary file, not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path} is not UTF-8 text (byte {exc.start})") from None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from dmm.cli.common import emit_json, json_option, message, progress_bar, workspace
+from dmm.cli.common import (emit_json, json_option, message, progress_bar, read_text_input,
+                            workspace)
 from dmm.conflicts.model import METHODS, STATUSES, TYPES
 from dmm.errors import ExitCode, InvalidInputError, NotFoundError
 
@@ -300,7 +301,7 @@ def _merge_content(ctx, conflict_id: str) -> str:
               help="What to do (with CONFLICT_ID).")
 @click.option("--target", metavar="MEMORY", help="deprecate: the memory to retire (id or path).")
 @click.option("--content", help="merge: the merged memory (markdown body, or a whole file).")
-@click.option("--file", "file_", type=click.File("r", encoding="utf-8"),
+@click.option("--file", "file_", type=click.Path(dir_okay=False, allow_dash=True),
               help="merge: read the merged memory from a file ('-' for stdin).")
 @click.option("--path", "merge_path", metavar="PATH",
               help="merge: where the merged memory goes (default: beside the newer one).")
@@ -363,7 +364,7 @@ def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, cl
     if not reason or not reason.strip():
         raise InvalidInputError("--reason is required: say why this resolves the conflict")
     if file_ is not None:
-        content = file_.read()
+        content = read_text_input(file_)
     if action == "merge" and content is None:
         content = _merge_content(ctx, conflict_id)
     request = ResolutionRequest(conflict_id, action, reason, target=target, content=content,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.common import emit_json, json_option, message, read_text_input, workspace
 from dmm.errors import ExitCode, InvalidInputError
 from dmm.memory.model import SCOPES
 
@@ -22,10 +22,7 @@ def _read_content(content: str | None, file: Path | None) -> str | None:
     if content is not None and file is not None:
         raise InvalidInputError("give the content with --content or --file, not both")
     if file is not None:
-        try:
-            return file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidInputError(f"cannot read {file}: {exc}") from exc
+        return read_text_input(str(file))
     if content is None and not sys.stdin.isatty():
         data = sys.stdin.read()
         return data or None

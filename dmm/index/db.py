@@ -24,8 +24,9 @@ BUSY_TIMEOUT_S = 30.0
 
 
 # Why this process answers without an on-disk cache (read-only .dmm/, a symlinked index ...),
-# once known; the CLI says it once on stderr.
+# once known; the CLI says it once on stderr, with any other NOTICES about the caches.
 FALLBACK_REASON: str | None = None
+NOTICES: list[str] = []
 
 
 def write_lock(index_dir: Path) -> contextlib.AbstractContextManager:

@@ -35,12 +35,42 @@ CREATE INDEX IF NOT EXISTS idx_memory_usage_memory ON memory_usage(memory_id);
 
 
 def connect(index_dir: Path) -> sqlite3.Connection:
-    index_dir.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(index_dir / "usage.sqlite3", timeout=10, isolation_level=None)
-    conn.execute("PRAGMA synchronous = OFF")  # telemetry: losing the last row on a crash is fine
-    if conn.execute("PRAGMA user_version").fetchone()[0] != 1:
-        conn.executescript(SCHEMA)
-        conn.execute("PRAGMA user_version = 1")
+    """The usage log, created when missing; a damaged one is replaced (it is local telemetry,
+    and a file SQLite cannot read holds nothing to keep). An in-memory log when the cache
+    folder cannot be written (see dmm.index.db.usable)."""
+    from dmm.index import db
+
+    if not db.usable(index_dir):
+        return _open(":memory:")
+    path = index_dir / "usage.sqlite3"
+    try:
+        return _open(path)
+    except sqlite3.DatabaseError as exc:
+        text = str(exc)
+        if "locked" in text or "full" in text or "readonly" in text:
+            raise
+        with db.write_lock(index_dir):
+            if path.is_dir() and not path.is_symlink():
+                import shutil
+
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        db.NOTICES.append(f"the usage log was damaged ({text}); a new one was started")
+        return _open(path)
+
+
+def _open(path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+    try:
+        conn.execute("PRAGMA synchronous = OFF")  # telemetry: losing the last row is fine
+        if conn.execute("PRAGMA user_version").fetchone()[0] != 1:
+            conn.executescript(SCHEMA)
+            conn.execute("PRAGMA user_version = 1")
+        conn.execute("SELECT count(*) FROM query_log").fetchone()
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
