@@ -72,40 +72,44 @@ def land(git: Git, build: Builder, still_valid: Callable[[], None] | None = None
                 raise InvalidInputError(f"refusing to change files outside .dmm/: "
                                         f"{', '.join(outside)}")
             new = git.commit_tree(tree, parents, message)
-            with index_lock(git) as index:
-                index.refresh()  # a file touched but unchanged is not "a local change"
-                index.check_sync(old, new)
-                with signals_held():
-                    journal = _write_journal(git, index, branch, old, new, extra)
-                    try:
-                        moved = git.update_refs([(branch, new, old)] + extra)
-                    except BaseException:
-                        journal.unlink(missing_ok=True)
-                        raise
-                    if not moved:
-                        journal.unlink()
-                        if still_valid:
-                            still_valid()  # raises when the reason to land is gone
-                        continue
-                    synced = False
-                    try:
-                        index.sync(old, new)
-                        synced = True
-                        index.install()
-                    except BaseException:
-                        # put the work tree and the branch (and any ref moved with it) back:
-                        # a branch ahead of its work tree would look like the user had
-                        # reverted the change
-                        if synced:
-                            with contextlib.suppress(Exception):
-                                index.sync(new, old)
-                        git.update_refs([(branch, old, new)] + [
-                            (ref, before, after) for ref, after, before in extra])
-                        journal.unlink(missing_ok=True)
-                        raise
-                    journal.unlink()
-            return Landed(new, branch.removeprefix("refs/heads/"), changed)
+            if _move(git, branch, old, new, extra):
+                return Landed(new, branch.removeprefix("refs/heads/"), changed)
+            if still_valid:
+                still_valid()  # raises when the reason to land is gone (e.g. already approved)
         raise GitError("the branch kept moving while dmm tried to commit: try again")
+
+
+def _move(git: Git, branch: str, old: str, new: str, extra: list) -> bool:
+    """Move ``branch`` from ``old`` to ``new`` (with ``extra`` ref updates) and bring the index
+    and work tree along, holding git's index.lock and the journal throughout; False when the
+    branch was not at ``old`` any more. Signals wait until the lock is released, so only
+    SIGKILL can leave a half-done landing (which ``recover`` then finishes)."""
+    with signals_held(), index_lock(git) as index:
+        journal = _write_journal(git, index, branch, old, new, extra)
+        moved = synced = False
+        try:
+            index.take_copy()
+            index.refresh()  # a file touched but unchanged is not "a local change"
+            index.check_sync(old, new)
+            moved = git.update_refs([(branch, new, old)] + extra)
+            if not moved:
+                return False
+            index.sync(old, new)
+            synced = True
+            index.install()
+        except BaseException:
+            if moved:
+                # put the work tree and the branch (and any ref moved with it) back: a branch
+                # ahead of its work tree would look like the user had reverted the change
+                if synced:
+                    with contextlib.suppress(Exception):
+                        index.sync(new, old)
+                git.update_refs([(branch, old, new)] + [
+                    (ref, before, after) for ref, after, before in extra])
+            raise
+        finally:
+            journal.unlink(missing_ok=True)
+    return True
 
 
 def commit_files(git: Git, files: dict[str, bytes | None], message: str) -> Landed:
@@ -131,6 +135,11 @@ class _Index:
         self.lock = Path(f"{path}.lock")
         self.copy = path.with_name(f"dmm-index-{os.getpid()}")
         self.env = {"GIT_INDEX_FILE": str(self.copy)}
+
+    def take_copy(self) -> None:
+        """Start from the user's index as it is now (git keeps it while we hold the lock)."""
+        if self.path.exists():
+            shutil.copyfile(self.path, self.copy)
 
     def refresh(self) -> None:
         self.git.run("update-index", "-q", "--refresh", env=self.env, check=False)
@@ -170,8 +179,6 @@ def index_lock(git: Git) -> Iterator[_Index]:
                          "crashed one left the file behind: remove it") from None
             time.sleep(0.05)
     try:
-        if index.path.exists():
-            shutil.copyfile(index.path, index.copy)
         yield index
     finally:
         index.copy.unlink(missing_ok=True)
@@ -259,6 +266,7 @@ def _finish_sync(git: Git, old: str, new: str) -> list[str]:
     before, after = git.tree_entries(old, paths), git.tree_entries(new, paths)
     left, updates = [], []
     with index_lock(git) as index:
+        index.take_copy()
         staged = git.index_entries(paths, env=index.env)
         on_disk = git.worktree_blobs(paths)
         for p in paths:
