@@ -278,19 +278,19 @@ def _committed_ids(git: Git, rev: str, memory_id: str) -> list[set[str]]:
     return [memory_ids_in(git, rev, p) for p in git.files_containing(rev, memory_id, MEMORY_ROOT)]
 
 
-def _check_still_open(git: Git, rev: str, conflict_id: str, action: str) -> None:
-    """The conflict's committed decision in ``rev``, read inside dmm's lock: of two
-    resolutions started at the same moment, the second sees the first's record."""
-    blob = git.show_blob(rev, store.record_path(conflict_id))
-    if blob is None:
-        return
+def _check_still_open(git: Git, rev: str, conflict: Conflict) -> None:
+    """Compare-and-swap on the conflict's decision: its committed record in ``rev``, read
+    inside dmm's lock, must still say what the resolution saw when it started. Of several
+    resolutions started at the same moment, one commits; the others are told why not."""
+    blob = git.show_blob(rev, store.record_path(conflict.conflict_id))
     try:
-        status = json.loads(blob).get("status")
+        now = json.loads(blob).get("status") if blob is not None else "unresolved"
     except (ValueError, AttributeError):
-        return
-    if status in CLOSED or status == STATUS_AFTER[action]:
-        raise InvalidInputError(f"{conflict_id} is already {status}",
-                                hint=f"`dmm conflicts undo {conflict_id}` reopens it")
+        now = None
+    if now is not None and now != conflict.status:
+        raise InvalidInputError(f"{conflict.conflict_id} was already {now} meanwhile, by "
+                                "another command", hint="`dmm conflicts show "
+                                                        f"{conflict.conflict_id}` shows it now")
 
 
 def _check_written(files: dict[str, str | None]) -> None:
@@ -329,7 +329,7 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
     outcome = ResolutionResult(True, conflict.conflict_id, action, reason=request.reason.strip())
 
     def build(old: str):
-        _check_still_open(git, old, conflict.conflict_id, action)
+        _check_still_open(git, old, conflict)
         current, texts = _read(git, old, mems)
         taken_paths = {p[len(MEMORY_ROOT):] for p in git.paths(old, MEMORY_ROOT)}
         try:

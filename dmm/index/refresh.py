@@ -57,7 +57,7 @@ def open_fresh(ws: Workspace, progress: Progress | None = None,
         except sqlite3.DatabaseError:
             # A cache damaged under our feet (disk full, killed writer...): start again.
             conn.close()
-            if attempt:
+            if attempt or not db.usable(ws.index_dir):
                 raise
             with db.write_lock(ws.index_dir):
                 db.create(ws.index_dir / db.DB_NAME)
@@ -67,8 +67,9 @@ def open_fresh(ws: Workspace, progress: Progress | None = None,
 def rebuild(ws: Workspace, progress: Progress | None = None,
             ) -> tuple[sqlite3.Connection, RefreshReport]:
     """Throw the cache away and build it again from the working tree (`dmm reindex`)."""
-    with db.write_lock(ws.index_dir):
-        db.create(ws.index_dir / db.DB_NAME)
+    if db.usable(ws.index_dir):  # else every connection is a new in-memory cache anyway
+        with db.write_lock(ws.index_dir):
+            db.create(ws.index_dir / db.DB_NAME)
     conn, report = open_fresh(ws, progress)
     report.rebuilt = True
     return conn, report

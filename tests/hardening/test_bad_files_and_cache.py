@@ -1,0 +1,177 @@
+"""One bad file is a problem of that file only (items 15 and 18); the cache is disposable:
+damaged, read-only, redirected or stale, it never stops a command (items 13, 16, 17, 19, 20)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+from tests.hardening.faults import HOSTILE_FILES
+
+GOOD = "mem_2025_01_10_001"  # the store's "Upload size ceiling on the gateway"
+
+
+def _works(repo, **kw) -> None:
+    """Every reading command still answers, and still finds the good memory."""
+    for args in (("query", "upload size ceiling gateway", "--json"), ("status", "--json"),
+                 ("show", GOOD, "--json"), ("conflicts", "list", "--json")):
+        proc = repo.dmm(*args, **kw)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert GOOD in repo.dmm("query", "upload size ceiling gateway", "--json", **kw).stdout
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_FILES))
+def test_a_hostile_file_is_reported_and_the_rest_keeps_working(store, name):
+    cache = store.root / ".dmm" / "index" / "cache.sqlite3"
+    assert store.dmm("status").returncode == 0
+    size = cache.stat().st_size
+    store.write(f"project/{name}", HOSTILE_FILES[name])
+    _works(store)
+    proc = store.dmm("validate", "--json")
+    assert proc.returncode == 1 and len(proc.stdout) < 20_000
+    assert any(p["path"] == f"project/{name}" for p in json.loads(proc.stdout)["problems"])
+    assert cache.stat().st_size < size + 1_000_000  # the 369-byte bomb once made 233 MB
+
+
+def test_a_fifo_named_like_a_memory_hangs_nothing(store):
+    os.mkfifo(store.memory / "project" / "pipe.md")
+    _works(store)
+    proc = store.dmm("validate")
+    assert proc.returncode == 1 and "not a regular file" in proc.stdout + proc.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_a_problem_of_that_file(store):
+    (store.memory / "project").joinpath(os.fsdecode(b"caf\xe9.md")).write_text("x")
+    _works(store)
+    proc = store.dmm("validate")
+    assert proc.returncode == 1 and "not valid UTF-8" in proc.stdout + proc.stderr
+
+
+def test_a_settings_change_refreshes_what_the_cache_read(store):
+    big = store.memory / "project" / "big.md"
+    big.write_text(HOSTILE_FILES["bad_month.md"].replace("created: 2026-13-45\n", "")
+                   .replace("# Bad month", "# Big") + "words " * 400)
+    config = store.root / ".dmm" / "config.toml"
+    original = config.read_text()
+    assert "\nmax_file_bytes = 262144" in original
+    config.write_text(original.replace("\nmax_file_bytes = 262144", "\nmax_file_bytes = 1024"))
+    assert "limit is 1024" in store.dmm("validate").stdout
+    config.write_text(original.replace("\nmax_file_bytes = 262144", "\nmax_file_bytes = 8192"))
+    proc = store.dmm("validate")
+    assert proc.returncode == 0, proc.stdout
+    assert "Big" in store.dmm("show", "project/big.md").stdout
+
+
+def _cache(repo) -> Path:
+    return repo.root / ".dmm" / "index" / "cache.sqlite3"
+
+
+def _damage_pages(repo):
+    path = _cache(repo)
+    data = bytearray(path.read_bytes())
+    for offset in range(4096 * 2, len(data), 4096):
+        data[offset + 100:offset + 600] = os.urandom(500)
+    path.write_bytes(bytes(data))
+
+
+def _sql(repo, statement: str):
+    conn = sqlite3.connect(_cache(repo))
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+DAMAGE = {
+    "corrupted pages": _damage_pages,
+    "dropped postings": lambda r: _sql(r, "DROP TABLE postings"),
+    "bad json row": lambda r: _sql(r, "UPDATE memories SET tags = '{{'"),
+    "bad marshal meta": lambda r: _sql(r, "UPDATE meta SET value = x'00ff' WHERE key = 'files'"),
+    "cache is a folder": lambda r: (_cache(r).unlink(), _cache(r).mkdir()),
+    "garbage usage log": lambda r: (r.root / ".dmm" / "index" / "usage.sqlite3").write_bytes(
+        os.urandom(8192)),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_cache_is_rebuilt_in_one_line(store, damage):
+    assert store.dmm("query", "gateway").returncode == 0
+    DAMAGE[damage](store)
+    proc = store.dmm("query", "upload size ceiling gateway", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert GOOD in proc.stdout
+    assert "internal error" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 1
+    _works(store)
+
+
+def test_stale_cache_builds_left_by_a_kill_are_removed(store):
+    index = store.root / ".dmm" / "index"
+    for name in ("cache.sqlite3.tmp-99999", "cache.sqlite3.tmp-99999-journal"):
+        (index / name).write_bytes(b"x" * 100_000)
+    assert store.dmm("reindex").returncode == 0
+    assert not list(index.glob("*.tmp-*"))
+
+
+def test_a_committed_index_symlink_never_sends_the_cache_outside(store, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    index = store.root / ".dmm" / "index"
+    shutil.rmtree(index)
+    index.symlink_to(outside)
+    git(store.root, "add", "-f", ".dmm/index")
+    git(store.root, "commit", "-qm", "a hostile symlink")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(store.root), str(clone))
+    proc = subprocess.run([sys.executable, "-m", "dmm", "query", "upload size ceiling gateway"],
+                          cwd=clone, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "symbolic link" in proc.stderr
+    assert list(outside.iterdir()) == []
+
+
+def _as_nobody() -> list[str] | None:
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else None
+
+
+@pytest.mark.slow
+def test_a_read_only_store_still_answers(store, tmp_path):
+    prefix = _as_nobody()
+    if prefix is None:
+        pytest.skip("needs setpriv to drop root's rights")
+    assert store.dmm("query", "gateway").returncode == 0
+    (store.memory / "project" / "limit_old.md").write_text(
+        (store.memory / "project" / "limit_old.md").read_text() + "\nOne more line.\n")
+    for path in [store.root, *store.root.rglob("*")]:
+        if ".git" not in path.parts and not path.is_symlink():
+            path.chmod(0o555 if path.is_dir() else 0o444)
+    for parent in store.root.parents:
+        if parent == Path("/tmp") or parent == parent.parent:
+            break
+        parent.chmod(parent.stat().st_mode | 0o005)
+    env = {**os.environ, "HOME": str(tmp_path), "GIT_CONFIG_COUNT": "1",
+           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+    env.pop("DMM_DEBUG", None)
+    probe = subprocess.run(prefix + [sys.executable, "-c", "import dmm"], cwd=tmp_path, env=env,
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("dmm is not importable by an unprivileged user here")
+    for args in (("query", "upload size ceiling gateway"), ("status",), ("validate",),
+                 ("conflicts", "list"), ("conflicts", "scan"), ("usage", "top"), ("reindex",)):
+        proc = subprocess.run(prefix + [sys.executable, "-m", "dmm", "-C", str(store.root),
+                                        *args], cwd=tmp_path, env=env, capture_output=True,
+                              text=True)
+        assert proc.returncode in (0, 1), (args, proc.stderr)
+        assert "PermissionError" not in proc.stderr and "internal error" not in proc.stderr
+        assert "without a cache" in proc.stderr or "read-only" in proc.stderr
