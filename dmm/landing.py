@@ -240,7 +240,11 @@ def recover(git: Git, locked: bool = False) -> str | None:
         Path(record["index_copy"]).unlink(missing_ok=True)
     tip = git.rev_parse(branch)
     short = new[:12]
-    if tip == old:
+    if tip == new and git.current_branch() != branch:
+        note = (f"dmm: a landing of {short} on {branch.removeprefix('refs/heads/')} was "
+                "interrupted and another branch is checked out now; when you return to it, "
+                f"check `git status` against {short}")
+    elif tip == old:
         note = None  # killed before the branch moved: nothing landed, nothing to repair
     elif tip == new:
         left = _finish_sync(git, old, new)

@@ -175,3 +175,15 @@ def test_a_read_only_store_still_answers(store, tmp_path):
         assert proc.returncode in (0, 1), (args, proc.stderr)
         assert "PermissionError" not in proc.stderr and "internal error" not in proc.stderr
         assert "without a cache" in proc.stderr or "read-only" in proc.stderr
+
+
+def test_template_syntax_is_printed_and_python_tags_are_refused(store, tmp_path):
+    marker = tmp_path / "ran"
+    store.add("project/tmpl.md", "mem_2026_07_01_001", "Templates in memories",
+              "Write {{ 7 * 7 }} and {% for x in range(3) %}x{% endfor %} literally.")
+    store.write("project/tag.md", "---\nid: !!python/object/apply:os.system "
+                f"['touch {marker}']\n---\n# Tag\n")
+    proc = store.dmm("show", "mem_2026_07_01_001")
+    assert "{{ 7 * 7 }}" in proc.stdout and "49" not in proc.stdout
+    assert "{% for x in range(3) %}" in store.dmm("query", "templates in memories").stdout
+    assert store.dmm("validate").returncode == 1 and not marker.exists()
