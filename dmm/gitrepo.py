@@ -100,6 +100,7 @@ class Git:
 
     def __init__(self, root: Path):
         self.root = root
+        self._folders: dict[str, Path] = {}
 
     def run(self, *args: str, **kw) -> subprocess.CompletedProcess:
         return run(list(args), self.root, **kw)
@@ -123,19 +124,25 @@ class Git:
         return path if path.is_absolute() else self.root / path
 
     def git_dir(self) -> Path:
-        """This work tree's own git folder (where its index and HEAD live)."""
-        path = Path(self.out("rev-parse", "--git-dir"))
-        return path if path.is_absolute() else self.root / path
+        """This work tree's own git folder (where its index and HEAD live); asked once."""
+        return self._folder("--git-dir")
 
     def common_dir(self) -> Path:
-        path = Path(self.out("rev-parse", "--git-common-dir"))
-        return path if path.is_absolute() else self.root / path
+        """The git folder shared by all work trees (refs, objects, dmm.lock); asked once."""
+        return self._folder("--git-common-dir")
+
+    def _folder(self, option: str) -> Path:
+        if option not in self._folders:
+            path = Path(self.out("rev-parse", option))
+            self._folders[option] = path if path.is_absolute() else self.root / path
+        return self._folders[option]
 
     def operation_in_progress(self) -> str | None:
+        folder = self.git_dir()
         for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"),
                            ("rebase-apply", "a rebase or am"),
                            ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert")):
-            if self.git_path(name).exists():
+            if (folder / name).exists():
                 return what
         return None
 

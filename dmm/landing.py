@@ -17,7 +17,8 @@ Two locks make this safe against other processes:
 SIGINT, SIGTERM and SIGHUP are held back from the ref move until the index is in place. Only
 SIGKILL (or a power cut) can stop a landing half way; for that, a journal
 (<git-dir>/dmm-landing.json) is written before the ref moves and removed when the index is in
-place, and ``recover`` (run by the next dmm command and the next landing) finishes or rolls back what it describes.
+place, and ``recover`` (run by the next dmm command and the next landing) finishes or rolls
+back what it describes.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Callable, Iterator
 
 from dmm.errors import BusyError, GitError, InvalidInputError
 from dmm.fsutil import file_lock
+from dmm import gitrepo
 from dmm.gitrepo import ZERO, Git
 from dmm.workspace import LANDING_JOURNAL as JOURNAL
 
@@ -84,6 +86,7 @@ def _move(git: Git, branch: str, old: str, new: str, extra: list) -> bool:
     and work tree along, holding git's index.lock and the journal throughout; False when the
     branch was not at ``old`` any more. Signals wait until the lock is released, so only
     SIGKILL can leave a half-done landing (which ``recover`` then finishes)."""
+    recorded_before = gitrepo.REFS_MOVED
     with signals_held(), index_lock(git) as index:
         journal = _write_journal(git, index, branch, old, new, extra)
         moved = synced = False
@@ -106,6 +109,7 @@ def _move(git: Git, branch: str, old: str, new: str, extra: list) -> bool:
                         index.sync(new, old)
                 git.update_refs([(branch, old, new)] + [
                     (ref, before, after) for ref, after, before in extra])
+                gitrepo.REFS_MOVED = recorded_before  # put back: nothing was recorded
             raise
         finally:
             journal.unlink(missing_ok=True)

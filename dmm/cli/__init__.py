@@ -12,7 +12,6 @@ import errno
 import importlib
 import io
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -130,12 +129,17 @@ def _run(argv: list[str] | None) -> int:
 
 
 def _error(text: str, hint: str | None = None) -> None:
-    from dmm import gitrepo
-
     click.echo(f"error: {text}", err=True)
     if hint:
         click.echo(f"hint: {hint}", err=True)
-    if "dmm.gitrepo" in sys.modules and gitrepo.REFS_MOVED:
+    _say_if_recorded()
+
+
+def _say_if_recorded() -> None:
+    """A failure after dmm moved a ref (a landing, a new proposal branch) must not look like
+    nothing happened."""
+    gitrepo = sys.modules.get("dmm.gitrepo")  # never imported just to ask
+    if gitrepo is not None and gitrepo.REFS_MOVED:
         click.echo("note: the change itself was recorded in git before this failed "
                    "(see `git log -1` and `dmm review list`)", err=True)
 
@@ -160,8 +164,6 @@ def _cache_error(exc: Exception) -> int:
     """SQLite failed: a full disk or a busy cache is said as such; anything else means the
     cache is damaged. It is only a cache: remove it and (when nothing was recorded in git yet)
     run the command again."""
-    from dmm import gitrepo
-
     text = str(exc)
     if "full" in text:
         _error(f"the disk is full: {text}", "free some space, then run the command again")
@@ -184,9 +186,9 @@ def _cache_error(exc: Exception) -> int:
         return ExitCode.IO_FAILED
     click.echo(f"dmm: the cache was damaged ({text}); it was rebuilt from the memory files",
                err=True)
-    if "dmm.gitrepo" in sys.modules and gitrepo.REFS_MOVED:
-        click.echo("note: the change itself was recorded in git before this failed "
-                   "(see `git log -1` and `dmm review list`)", err=True)
+    gitrepo = sys.modules.get("dmm.gitrepo")
+    if gitrepo is not None and gitrepo.REFS_MOVED:  # never run a command twice that wrote
+        _say_if_recorded()
         return INTERNAL_ERROR
     return _CACHE_DAMAGED
 
@@ -203,11 +205,13 @@ def _repo_option() -> Path | None:
 
 # --- terminal output ----------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# every C0 control but tab and newline, DEL and the C1 controls -> a visible \uXXXX
+_CONTROL = {c: f"\\u{c:04x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20),
+                                          *range(0x7F, 0xA0))}
 
 
 def _escape(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.translate(_CONTROL)
 
 
 class _Escaping(io.TextIOWrapper):

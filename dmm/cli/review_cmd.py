@@ -98,7 +98,8 @@ def _print_result(result) -> None:
 @command.command("process")
 @click.option("--id", "proposal_id", help="Process this proposal.")
 @click.option("--all", "all_", is_flag=True, help="Process every pending proposal.")
-@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), help="At most this many (with --all).")
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000),
+              help="At most this many (with --all).")
 @json_option
 @click.pass_context
 def process_cmd(ctx, proposal_id, all_, limit, as_json) -> int:

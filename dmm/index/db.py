@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -72,6 +71,7 @@ def connect(index_dir: Path) -> sqlite3.Connection:
         _fill(conn)
         return conn
     path = index_dir / DB_NAME
+    _remove_dead_builds(index_dir)
     for _ in range(3):
         try:
             conn = _open(path)
@@ -100,6 +100,8 @@ def create(path: Path) -> None:
     for stale in path.parent.glob(f"{path.name}.tmp-*"):
         stale.unlink(missing_ok=True)
     if path.is_dir() and not path.is_symlink():
+        import shutil
+
         shutil.rmtree(path)  # something made a folder where the cache goes: it is ours to clear
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
@@ -115,6 +117,25 @@ def create(path: Path) -> None:
         for leftover in (tmp, Path(f"{tmp}-journal")):
             leftover.unlink(missing_ok=True)
         raise
+
+
+def _remove_dead_builds(index_dir: Path) -> None:
+    """Cache builds left aside by a process that was killed or ran out of disk (each is
+    named after its builder's pid; a live builder's is left alone)."""
+    for stale in index_dir.glob(f"{DB_NAME}.tmp-*"):
+        pid = stale.name.removeprefix(f"{DB_NAME}.tmp-").removesuffix("-journal")
+        if pid.isdigit() and not _alive(int(pid)):
+            stale.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
 
 
 def _fill(conn: sqlite3.Connection) -> None:

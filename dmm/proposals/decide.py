@@ -80,7 +80,7 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
             raise ConflictError(
                 f"proposal {proposal_id} conflicts with {branch} in {', '.join(conflicts)}",
                 hint="reject or withdraw it and propose again from the current state")
-        taken = id_taken(git, tree, proposal)
+        taken = id_taken(git, tree, proposal, conn)
         if taken:
             raise InvalidInputError(
                 f"memory id {proposal.memory_id} of proposal {proposal_id} is already used by "
@@ -93,7 +93,13 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
         if git.rev_parse(PROPOSAL_PREFIX + proposal_id) is None:
             raise _missing(git, proposal_id)
 
-    landed = land(git, build, still_open)
+    from dmm.index.refresh import open_fresh
+
+    conn, _ = open_fresh(ws)  # names the memories that may already have the proposal's id
+    try:
+        landed = land(git, build, still_open)
+    finally:
+        conn.close()
     return Decision(proposal_id, decision, landed.commit, landed.branch, landed.changed_paths)
 
 

@@ -10,6 +10,7 @@ proposal is rejected) and by every approval (it is refused).
 from __future__ import annotations
 
 import re
+import sqlite3
 
 from dmm.conflicts.store import record_path
 from dmm.gitrepo import Git
@@ -45,14 +46,15 @@ def memory_ids_in(git: Git, rev: str, path: str) -> set[str]:
     return set(_ID_LINE.findall(head.split("\n---", 1)[0]))
 
 
-def id_taken(git: Git, rev: str, proposal: Proposal) -> str | None:
+def id_taken(git: Git, rev: str, proposal: Proposal, conn: sqlite3.Connection) -> str | None:
     """The path (relative to .dmm/memory/) of another memory in ``rev`` that already has the
     proposal's memory id, if any: two proposals made from the same base can each have looked
-    unique on their own."""
+    unique on their own. The cache names the candidates (reading every blob of a large store
+    would cost far more: `git grep` takes 57 ms at 1,000 memories); git confirms each one."""
     if not proposal.memory_id or proposal.type == "resolve":
         return None
-    mine = {MEMORY_ROOT + proposal.path, MEMORY_ROOT + proposal.new_path}
-    for path in git.files_containing(rev, proposal.memory_id, MEMORY_ROOT):
-        if path not in mine and proposal.memory_id in memory_ids_in(git, rev, path):
-            return path.removeprefix(MEMORY_ROOT)
+    mine = {proposal.path, proposal.new_path}
+    for (path,) in conn.execute("SELECT path FROM memories WHERE id = ?", (proposal.memory_id,)):
+        if path not in mine and proposal.memory_id in memory_ids_in(git, rev, MEMORY_ROOT + path):
+            return path
     return None

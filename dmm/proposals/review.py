@@ -75,6 +75,11 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
         ctx = ReviewContext(proposal, old.decode("utf-8", "replace") if old else None, new_text,
                             memory, conn, ws.config, touched=touched, undeclared=undeclared)
         issues: list[Issue] = []
+        taken = id_taken(git, head, proposal, conn)  # the precheck saw an older store
+        if taken:
+            issues.append(Issue("schema", "error", f"id {proposal.memory_id} is already used "
+                                                   f"by {taken}",
+                                suggestion="propose it again: it gets a free id"))
         performed = []
         fixed = new_text
         for check in all_checks():
@@ -84,11 +89,6 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
                 fixed = check.fix(fixed)
     finally:
         conn.close()
-    taken = id_taken(git, head, proposal)
-    if taken:
-        issues.append(Issue("schema", "error", f"id {proposal.memory_id} is already used by "
-                                               f"{taken}", suggestion="propose it again: it "
-                                                                      "gets a free id"))
     result = ReviewResult(proposal_id, "approved", 1.0, issues, ctx.similar, performed)
     errors = [i for i in issues if i.severity == "error"]
     warnings = [i for i in issues if i.severity == "warning"]

@@ -113,12 +113,22 @@ def test_a_damaged_cache_is_rebuilt_in_one_line(store, damage):
     _works(store)
 
 
-def test_stale_cache_builds_left_by_a_kill_are_removed(store):
+@pytest.mark.parametrize("command", ["status", "reindex"])
+def test_stale_cache_builds_left_by_a_kill_are_removed(store, command):
     index = store.root / ".dmm" / "index"
-    for name in ("cache.sqlite3.tmp-99999", "cache.sqlite3.tmp-99999-journal"):
-        (index / name).write_bytes(b"x" * 100_000)
-    assert store.dmm("reindex").returncode == 0
-    assert not list(index.glob("*.tmp-*"))
+    assert store.dmm("status").returncode == 0  # the cache exists: no rebuild will run
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs, as after a kill
+    left = [index / f"cache.sqlite3.tmp-{dead.pid}",
+            index / f"cache.sqlite3.tmp-{dead.pid}-journal"]
+    for path in left:
+        path.write_bytes(b"x" * 100_000)
+    live = index / f"cache.sqlite3.tmp-{os.getpid()}"  # a build in progress elsewhere
+    live.write_bytes(b"x")
+    assert store.dmm(command).returncode == 0
+    assert not any(path.exists() for path in left)
+    if command == "status":  # (a rebuild holds the cache's lock: no other build can be running)
+        assert live.exists()
 
 
 def test_a_committed_index_symlink_never_sends_the_cache_outside(store, tmp_path):
