@@ -50,10 +50,16 @@ def test_a_user_commit_racing_an_approval_never_reverts_it(store, slow_git, tmp_
     assert git(store.root, "show", "HEAD:notes.txt") == "the user's edit\n"
 
 
+# the git steps of a landing, in order, as the slow-git wrapper sees their arguments
+LANDING_STEPS = ["update-index -q --refresh", "read-tree -m -n -u", "update-ref --stdin",
+                 "read-tree -m -u"]
+
+
 @pytest.mark.parametrize("command", ["approve", "resolve"])
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_a_kill_after_the_branch_moved_is_repaired_by_the_next_command(store, slow_git,
-                                                                       tmp_path, command, sig):
+@pytest.mark.parametrize("sig, step", [(signal.SIGKILL, s) for s in LANDING_STEPS]
+                         + [(signal.SIGTERM, "read-tree -m -u")])
+def test_a_kill_at_any_step_of_a_landing_is_repaired_by_the_next_command(
+        store, slow_git, tmp_path, command, sig, step):
     if command == "approve":
         args = ("review", "approve", _proposal(store))
         landed = ".dmm/memory/project/rule_1.md"
@@ -62,9 +68,10 @@ def test_a_kill_after_the_branch_moved_is_repaired_by_the_next_command(store, sl
                 "deprecate", "--target", OLD_LIMIT, "--reason", "newer")
         landed = ".dmm/memory/deprecated/project/limit_old.md"
     head = git(store.root, "rev-parse", "HEAD").strip()
-    done = kill_at(slow_git, "read-tree -m -u", *args, cwd=store.root, tmp=tmp_path, sig=sig)
+    done = kill_at(slow_git, step, *args, cwd=store.root, tmp=tmp_path, sig=sig)
     assert done.returncode != 0
     moved = git(store.root, "rev-parse", "HEAD").strip() != head
+    assert moved == (step == "read-tree -m -u" and sig == signal.SIGKILL)
     if moved:  # the kill came after the ref moved: the next command must finish the landing
         assert landed in _tracked(store)
         status = store.dmm("status")
