@@ -93,7 +93,8 @@ def _alias_bomb() -> str:
     for n, name in enumerate("bcdefgh"):
         prev = "abcdefgh"[n]
         lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
-    return "---\n" + "\n".join(lines) + "\nid: mem_2026_01_01_050\n---\n# Bomb\n"
+    # 9^8 leaves behind 369 bytes; a message that quotes the tags once printed 226 MB
+    return "---\n" + "\n".join(lines) + "\nid: mem_2026_01_01_050\ntags: *h\n---\n# Bomb\n"
 
 
 # name -> file content; each must be reported as a problem of that file only

@@ -9,6 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,7 @@ def test_a_settings_change_refreshes_what_the_cache_read(store):
     big = store.memory / "project" / "big.md"
     big.write_text(HOSTILE_FILES["bad_month.md"].replace("created: 2026-13-45\n", "")
                    .replace("# Bad month", "# Big") + "words " * 400)
+    os.utime(big, (time.time() - 60, time.time() - 60))  # settled: no re-read for freshness
     config = store.root / ".dmm" / "config.toml"
     original = config.read_text()
     assert "\nmax_file_bytes = 262144" in original

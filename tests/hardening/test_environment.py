@@ -174,14 +174,27 @@ def test_mid_rebase_says_rebase_not_detached(store):
 
 
 def test_the_loser_of_two_deprecations_is_told_what_happened(store):
-    first = store.dmm("write", "deprecate", "--path", "project/limit_old.md", "--reason", "old")
-    second_conflict = cid(store, OLD_LIMIT, NEW_LIMIT)
-    assert store.dmm("review", "approve", first.stdout.strip()).returncode == 0
-    # the conflict as last scanned still names the old path; the resolver reads git
-    proc = store.dmm("conflicts", "resolve", second_conflict, "--action", "deprecate",
-                     "--target", OLD_LIMIT, "--reason", "also old")
-    assert proc.returncode != 0
-    assert "commit it" not in proc.stderr
+    """The loser looked the conflict up before the winner's deprecation landed."""
+    from dmm.conflicts import resolver, service
+    from dmm.errors import InvalidInputError
+    from dmm.gitrepo import Git
+    from dmm.index.refresh import open_fresh
+
+    conn, _ = open_fresh(store.ws)
+    try:
+        conflict = service.one(store.ws, conn, cid(store, OLD_LIMIT, NEW_LIMIT))
+        seen = service.memories_of(conn, [conflict])
+    finally:
+        conn.close()
+    winner = store.dmm("write", "deprecate", "--path", "project/limit_old.md", "--reason", "old")
+    assert store.dmm("review", "approve", winner.stdout.strip()).returncode == 0
+    with pytest.raises(InvalidInputError) as lost:
+        resolver.resolve(Git(store.root), conflict, [seen[m.memory_id] for m in
+                                                     conflict.memories],
+                         resolver.ResolutionRequest(conflict.conflict_id, "deprecate", "old too",
+                                                    target=OLD_LIMIT), taken_ids=set())
+    assert "commit it" not in lost.value.message
+    assert "deprecated it meanwhile" in lost.value.message
 
 
 # --- what reaches a person's terminal ---------------------------------------------------------
