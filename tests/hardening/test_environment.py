@@ -80,6 +80,9 @@ def test_a_full_disk_is_said_plainly_and_a_landed_approval_is_said_landed(tiny_d
         assert ("disk is full" in proc.stderr or "No space" in proc.stderr
                 or "space left" in proc.stderr), proc.stderr
         assert not landed or "recorded in git" in proc.stderr
+    rebuild = repo.dmm("reindex")  # with the disk still full
+    assert rebuild.returncode in (0, ExitCode.IO_FAILED), rebuild.stderr
+    assert "no transaction is active" not in rebuild.stderr and "Traceback" not in rebuild.stderr
     (tiny_disk / "filler").unlink()
     status = repo.dmm("status")
     assert status.returncode == 0, status.stderr
