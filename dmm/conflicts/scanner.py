@@ -223,3 +223,28 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
                         dict(by_method))
     store.record_scan(conn, result)
     return result
+
+
+NEIGHBOURS = 15  # a new text is compared with its most similar memories (and other answers)
+
+
+def against_store(conn: sqlite3.Connection, memory, config: dict,
+                  exclude_paths: tuple[str, ...] = ()) -> list:
+    """The conflicts ``memory`` (a draft or a proposal's new text, not in the store) would
+    have with the store: the same analyzers and pairs a scan uses, against its most similar
+    memories (through the cache's postings, so it stays fast on large stores) and the
+    memories choosing another answer to the same question."""
+    exclude = set(exclude_paths)
+    docs = {s.doc for s in similar_memories(conn, memory, exclude=tuple(exclude),
+                                            limit=NEIGHBOURS)}
+    docs |= set(other_answers(conn, memory.title).values())
+    others = [m for m in read.memories_by_doc(conn, sorted(docs)).values()
+              if m.id != memory.id and m.path not in exclude]
+    if not others:
+        return []
+    features = build(others + [memory])
+    pairs = candidate_pairs(features, {memory.id}, config["pair_similarity"],
+                            config["skip_ephemeral_pairs"])
+    context = ScanContext(features, pairs, {memory.id}, config)
+    candidates = [c for analyzer in registry().values() for c in analyzer.analyze(context)]
+    return merge(candidates, features, config["min_confidence"], "")
