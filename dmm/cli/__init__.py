@@ -34,6 +34,7 @@ COMMANDS = {
     "usage": "dmm.cli.usage_cmd",
     "conflicts": "dmm.cli.conflicts_cmd",
     "hooks": "dmm.cli.hooks_cmd",
+    "mcp": "dmm.cli.mcp_cmd",
 }
 INTERNAL_ERROR = 70
 

@@ -32,8 +32,11 @@ def _memory(path, mem_id, title, body, tags, scope, priority, confidence, status
                   supersedes=json.loads(supersedes), related=json.loads(related), tokens=tokens)
 
 
-def memories(conn: sqlite3.Connection, where: str = "", params: tuple = ()) -> list[Memory]:
+def memories(conn: sqlite3.Connection, where: str = "", params: tuple = (),
+             limit: int | None = None) -> list[Memory]:
     sql = f"SELECT {COLUMNS} FROM {FROM} {where} ORDER BY path"
+    if limit is not None:
+        sql, params = sql + " LIMIT ?", (*params, limit)
     return [to_memory(row) for row in conn.execute(sql, params)]
 
 
@@ -72,3 +75,24 @@ def counts(conn: sqlite3.Connection) -> dict:
     by_status = dict(conn.execute("SELECT status, count(*) FROM memories GROUP BY status"))
     total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     return {"total": total, "by_scope": by_scope, "by_status": by_status}
+
+
+def listing(conn: sqlite3.Connection, *, scope: str | None = None, tag: str | None = None,
+            status: str | None = None, path_prefix: str | None = None,
+            limit: int = 100) -> tuple[list[Memory], int]:
+    """Memories matching every given filter, by path; (at most ``limit`` of them, how many
+    match). Tags match whole tags (the cache keeps them as a JSON list)."""
+    clauses, params = [], []
+    for column, value in (("scope", scope), ("status", status)):
+        if value:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if tag:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
+        params.append(tag)
+    if path_prefix:
+        clauses.append("substr(path, 1, ?) = ?")
+        params += [len(path_prefix), path_prefix]
+    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    total = conn.execute(f"SELECT count(*) FROM memories m {where}", params).fetchone()[0]
+    return memories(conn, where, tuple(params), limit), total

@@ -71,3 +71,18 @@ def decision_of(git: Git, proposal_id: str) -> str | None:
             if decision and decision != "deferred":
                 return decision
     return None
+
+
+def status_of(git: Git, proposal_id: str) -> dict:
+    """Where a proposal stands: open (pending or deferred, with its record) or decided
+    (approved, modified, rejected, withdrawn); NotFoundError when git knows nothing of it."""
+    from dmm.errors import NotFoundError
+
+    proposal = load(git, proposal_id)
+    if proposal is not None:
+        return {"proposal_id": proposal_id, "status": proposal.status, "open": True,
+                "proposal": proposal.to_dict()}
+    decided = decision_of(git, proposal_id)
+    if decided is None:
+        raise NotFoundError(f"no proposal {proposal_id}", hint="`dmm review list` shows them")
+    return {"proposal_id": proposal_id, "status": decided, "open": False}

@@ -1,0 +1,47 @@
+"""One query, end to end, as the CLI, the MCP server and the HTTP API run it: bounds the task,
+opens a fresh cache, builds the Memory Pack and logs it in the usage log."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from dmm.errors import InvalidInputError
+from dmm.index.refresh import open_fresh
+from dmm.memory.model import SCOPES
+from dmm.query.pack import Pack, PackOptions, build_pack
+from dmm.workspace import Workspace
+
+MAX_BUDGET = 1_000_000  # tokens: far beyond any context window, and safe for SQLite integers
+
+
+def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
+                scopes: tuple[str, ...] = (), tags: tuple[str, ...] = (),
+                exclude_ephemeral: bool = False, include_deprecated: bool = False) -> Pack:
+    started = time.perf_counter()
+    # bytes that are not UTF-8 (from a file or a shell variable) are replaced, not a crash
+    task = task.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
+    if not task:
+        raise InvalidInputError("the task is empty: describe what you are about to do")
+    if budget is not None and not 1 <= budget <= MAX_BUDGET:
+        raise InvalidInputError(f"the budget must be between 1 and {MAX_BUDGET} tokens")
+    wrong = [s for s in scopes if s not in SCOPES[1:]]
+    if wrong:
+        raise InvalidInputError(f"unknown scope {wrong[0]!r}: one of {', '.join(SCOPES[1:])}")
+    cfg = ws.config["query"]
+    opts = PackOptions(budget=budget or int(cfg["default_budget"]), scopes=tuple(scopes),
+                       tags=tuple(t.strip() for t in tags if t.strip()),
+                       exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
+    conn, _ = open_fresh(ws)
+    try:
+        pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir)
+    finally:
+        conn.close()
+    if ws.config["usage"]["enabled"]:
+        from dmm.usage.log import log_query
+
+        try:  # telemetry must never cost the agent its Memory Pack
+            log_query(ws.index_dir, pack, int((time.perf_counter() - started) * 1000))
+        except (sqlite3.Error, OSError) as exc:
+            pack.warnings.append(f"usage not logged: {exc}")
+    return pack
