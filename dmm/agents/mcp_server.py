@@ -228,7 +228,7 @@ def _check_content(ws: Workspace, content: str, path: str | None) -> dict:
         similar = similar_memories(conn, memory, exclude=(rel,), limit=5)
     finally:
         conn.close()
-    return {"conflicts": [c.to_dict() for c in found],
+    return {"potential_conflicts": [c.to_dict() for c in found],  # PRD phase 3, 7.2
             "similar_memories": [{"memory_id": s.memory_id, "path": s.path,
                                   "similarity": round(s.similarity, 3)} for s in similar],
             "problems": [p.to_dict() for p in problems]}

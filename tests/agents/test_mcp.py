@@ -92,7 +92,7 @@ def test_every_tool_does_its_job_on_a_real_repository(store):
     assert [m["path"] for m in out["list_prefix"]["memories"]] == [
         "project/jobs/beanstalk.md", "project/jobs/sqs.md"]
     assert out["check"]["has_conflicts"]
-    assert {m["memory_id"] for c in out["draft"]["conflicts"] for m in c["memories"]} & {
+    assert {m["memory_id"] for c in out["draft"]["potential_conflicts"] for m in c["memories"]} & {
         OLD_LIMIT, NEW_LIMIT}
     assert out["draft"]["similar_memories"]
     # a write through MCP is a real proposal branch with a real commit
