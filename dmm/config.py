@@ -53,6 +53,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "usage": {
         "enabled": True,  # log each `dmm query` in .dmm/index/usage.sqlite3
     },
+    "agents": {
+        "hook_budget": 800,  # tokens of the pack an agent hook adds to each prompt
+        "hook_max_chars": 9500,  # Claude Code passes about 10,000 characters of hook output
+    },
 }
 
 
@@ -65,6 +69,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "quality.min_tokens": (0, 100_000),
     "quality.max_tokens": (1, 1_000_000),
     "conflicts.auto_age_days": (0, 100_000),
+    "agents.hook_budget": (1, 1_000_000),
+    "agents.hook_max_chars": (200, 1_000_000),
 }
 _SHARES = (0.0, 1.0)  # every other numeric setting is a share, a similarity or a confidence
 

@@ -1,6 +1,7 @@
 """Benchmark what agents pay: a `memory_query` round trip through a running `dmm mcp` server
-(warm: the server is started once), side by side with the same query as a `dmm query`
-process (run on demand).
+(warm: the server is started once), the `UserPromptSubmit` hook end to end (a process fed the
+hook's JSON, as Claude Code runs it), and the same query as a `dmm query` process (run on
+demand).
 
     python tests/benchmarks/bench_agents.py --sizes 1000,10000 [--runs 30]
 """
@@ -45,6 +46,22 @@ def mcp_round_trips(root: Path, runs: int) -> tuple[float, list[float]]:
     return asyncio.run(main())
 
 
+def hook_runs(root: Path, runs: int) -> list[float]:
+    import json
+    import subprocess
+
+    times = []
+    for i in range(runs):
+        payload = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(root),
+                              "prompt": TASKS[i % len(TASKS)]})
+        t = time.perf_counter()
+        proc = subprocess.run([*DMM, "agent", "hook", "user-prompt-submit"], cwd=root,
+                              input=payload, capture_output=True, text=True)
+        times.append(time.perf_counter() - t)
+        assert proc.returncode == 0 and not proc.stdout.startswith("(dmm:"), proc.stdout
+    return times
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
@@ -56,8 +73,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
     byte_compile()
-    print("| memories | MCP start + first query | MCP memory_query p50 | p95 | `dmm query` process p50 |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| memories | MCP start + first query | MCP memory_query p50 | p95 "
+          "| UserPromptSubmit hook p50 | p95 | `dmm query` process p50 |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
         tmp = Path(tempfile.mkdtemp(prefix="dmm-bench-agents-"))
         try:
@@ -66,10 +84,13 @@ def main() -> None:
             make_repo(root, size)
             timed([*DMM, "query", "warm the cache"], root)
             ready, trips = mcp_round_trips(root, args.runs)
+            hooks = hook_runs(root, min(args.runs, 20))
             procs = [timed([*DMM, "query", TASKS[i % len(TASKS)], "--json"], root)[0]
                      for i in range(min(args.runs, 15))]
-            print(f"| {size:,} | {ready * 1000:.0f} ms | {statistics.median(trips) * 1000:.1f} ms"
-                  f" | {pct(trips, 0.95) * 1000:.1f} ms | {statistics.median(procs) * 1000:.0f} ms |")
+            ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
+            print(f"| {size:,} | {ms(ready)} | {ms(statistics.median(trips))} "
+                  f"| {ms(pct(trips, 0.95))} | {ms(statistics.median(hooks))} "
+                  f"| {ms(pct(hooks, 0.95))} | {ms(statistics.median(procs))} |")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
