@@ -203,8 +203,9 @@ def _check_content(ws: Workspace, content: str, path: str | None) -> dict:
     from dmm.errors import InvalidInputError
     from dmm.index.refresh import open_fresh
     from dmm.index.similar import similar_memories
-    from dmm.memory.edit import set_field
-    from dmm.memory.parse import load_frontmatter, parse_memory, split_frontmatter
+    from dmm.memory.edit import FrontmatterEditError, set_field
+    from dmm.memory.parse import (FrontmatterError, load_frontmatter, parse_memory,
+                                  split_frontmatter)
     from dmm.memory.paths import clean_memory_path
 
     rel = clean_memory_path(path) if path else "project/draft.md"
@@ -212,12 +213,15 @@ def _check_content(ws: Workspace, content: str, path: str | None) -> dict:
     if raw is None:  # a bare text: judge it as a project memory
         content = f"---\ntags: [draft]\npriority: 0.5\nconfidence: active\n---\n\n{content}"
     draft = content
-    given = load_frontmatter(split_frontmatter(content)[0] or "") or {}
-    # what `dmm write` would derive, so that the draft is judged as it would be proposed
-    for key, value in (("id", "mem_0000_00_00_000"), ("scope", rel.split("/", 1)[0]),
-                       ("status", "active")):
-        if not isinstance(given, dict) or key not in given:
-            draft = set_field(draft, key, value)
+    try:
+        given = load_frontmatter(split_frontmatter(content)[0] or "") or {}
+        # what `dmm write` would derive, so that the draft is judged as it would be proposed
+        for key, value in (("id", "mem_0000_00_00_000"), ("scope", rel.split("/", 1)[0]),
+                           ("status", "active")):
+            if not isinstance(given, dict) or key not in given:
+                draft = set_field(draft, key, value)
+    except (FrontmatterError, FrontmatterEditError) as exc:
+        raise InvalidInputError(f"the draft cannot be read: {exc}") from None
     memory, problems = parse_memory(draft, rel)
     if memory is None:
         raise InvalidInputError("the draft cannot be read: " + "; ".join(

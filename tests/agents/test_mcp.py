@@ -120,6 +120,8 @@ def test_errors_carry_the_cli_message_and_never_stop_the_server(store):
             await client.call_tool("memory_propose", {"type": "create", "path": "../x.md",
                                                       "reason": "r", "content": DRAFT}),
             await client.call_tool("memory_list", {"limit": 0}),
+            await client.call_tool("conflicts_check_content", {"content": "---\na: &x [1]\n"
+                                                               "b: *x\n---\n# T\n"}),
         ]
         alive = await client.call_tool("memory_show", {"memory": OLD_LIMIT})
         return results, alive
@@ -132,6 +134,7 @@ def test_errors_carry_the_cli_message_and_never_stop_the_server(store):
     assert "not a proposal id" in texts[3]
     assert not data(results[4])["success"]  # a refused proposal is an answer, like the CLI's
     assert "'..' part" in " ".join(data(results[4])["precheck_errors"])
+    assert "draft cannot be read" in texts[6] and "internal error" not in texts[6]
     assert data(alive)["memory_id"] == OLD_LIMIT
 
 
