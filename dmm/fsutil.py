@@ -17,14 +17,24 @@ def _umask() -> int:
     return mask
 
 
-def write_new(path: Path, text: str) -> bool:
-    """Create ``path`` with ``text`` atomically; return False (and write nothing) if it exists."""
+def _temp_beside(path: Path, text: str, mode: int) -> str:
+    """A temporary file next to ``path`` holding ``text`` with ``mode``; its name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dmm-tmp-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
+        os.chmod(tmp, mode)  # mkstemp makes 0600
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_new(path: Path, text: str) -> bool:
+    """Create ``path`` with ``text`` atomically; return False (and write nothing) if it exists."""
+    tmp = _temp_beside(path, text, 0o666 & ~_umask())
+    try:
         os.link(tmp, path)  # atomic, and fails if the file appeared meanwhile
         return True
     except FileExistsError:
@@ -46,15 +56,12 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (a reader sees the old file or the new one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dmm-tmp-")
+    """Replace ``path`` with ``text`` atomically (a reader sees the old file or the new one),
+    keeping its mode."""
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
+    tmp = _temp_beside(path, text, mode)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask()
-        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        os.unlink(tmp)
         raise

@@ -184,15 +184,12 @@ def _propose(ws: Workspace, **kw) -> dict:
 
 
 def _check(ws: Workspace, ids: list[str]) -> dict:
-    from dmm.conflicts.service import conflicts
-    from dmm.errors import InvalidInputError
+    from dmm.conflicts.service import check
     from dmm.index.refresh import open_fresh
 
-    if not ids:
-        raise InvalidInputError("give at least one memory id")
     conn, _ = open_fresh(ws)
     try:
-        found, _ = conflicts(ws, conn, ids, status="unresolved")
+        found = check(ws, conn, list(ids))
     finally:
         conn.close()
     return {"has_conflicts": bool(found), "conflicts": [c.to_dict() for c in found]}

@@ -150,14 +150,11 @@ def show_cmd(ctx, conflict_id, as_json) -> int:
 @click.pass_context
 def check_cmd(ctx, memories, as_json) -> int:
     """Check whether any of these memories conflict (exit 1 if they do)."""
-    from dmm.conflicts.service import conflicts
+    from dmm.conflicts.service import check
 
-    ids = _ids(memories)
-    if not ids:
-        raise InvalidInputError("--memories needs at least one memory id")
     ws, conn = _open(ctx)
     try:
-        found, _ = conflicts(ws, conn, ids, status="unresolved")
+        found = check(ws, conn, _ids(memories))
     finally:
         conn.close()
     if as_json:

@@ -107,6 +107,14 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     return out[:limit] if limit else out, total + len(extra)
 
 
+def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> list[Conflict]:
+    """Open conflicts involving any of ``memory_ids`` (`dmm conflicts check`, agents)."""
+    if not memory_ids:
+        raise InvalidInputError("give at least one memory id")
+    found, _ = conflicts(ws, conn, memory_ids, status="unresolved")
+    return found
+
+
 def stats(ws: Workspace, conn: sqlite3.Connection) -> dict:
     """Counts by type, detection method and status over every detected or decided conflict."""
     ensure_current(ws, conn)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conflicts.test_resolution import NEW_LIMIT, OLD_LIMIT, store  # noqa: F401
+from tests.conflicts.test_resolution import NEW_LIMIT, OLD_LIMIT
 from tests.conftest import git
 
 pytest.importorskip("mcp")
@@ -138,11 +138,16 @@ def test_errors_carry_the_cli_message_and_never_stop_the_server(store):
     assert data(alive)["memory_id"] == OLD_LIMIT
 
 
-def test_the_query_path_never_imports_the_server_libraries(store):
-    code = ("import sys\nfrom dmm.cli import main\nsys.argv = ['dmm', 'query', 'gateway', "
-            "'--json']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+def server_libraries_imported(argv: list[str], cwd, stdin: str = "") -> list[str]:
+    """Which server libraries a dmm command line imported, run in a fresh interpreter."""
+    code = (f"import sys\nfrom dmm.cli import main\nsys.argv = {['dmm', *argv]!r}\ntry:\n"
+            "    main()\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('mcp', 'starlette', 'uvicorn', 'pydantic') "
             "if m in sys.modules), file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=store.root, capture_output=True,
-                          text=True)
-    assert proc.stderr.strip().splitlines()[-1] == "[]"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
+                          text=True, input=stdin)
+    return json.loads(proc.stderr.strip().splitlines()[-1].replace("'", '"'))
+
+
+def test_the_query_path_never_imports_the_server_libraries(store):
+    assert server_libraries_imported(["query", "gateway", "--json"], store.root) == []

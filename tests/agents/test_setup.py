@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conflicts.test_resolution import NEW_LIMIT, OLD_LIMIT, store  # noqa: F401
-
 BIN = str(Path(sys.executable).parent)
 
 
@@ -115,10 +113,7 @@ def test_generic_writes_nothing_and_a_broken_settings_file_is_never_overwritten(
 
 
 def test_the_hook_never_imports_the_server_libraries(store):
-    code = ("import sys\nfrom dmm.cli import main\nsys.argv = ['dmm', 'agent', 'hook', "
-            "'user-prompt-submit']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('mcp', 'starlette', 'uvicorn', 'pydantic') "
-            "if m in sys.modules), file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=store.root, capture_output=True,
-                          text=True, input=json.dumps({"prompt": "gateway ceiling"}))
-    assert proc.stderr.strip().splitlines()[-1] == "[]"
+    from tests.agents.test_mcp import server_libraries_imported
+
+    assert server_libraries_imported(["agent", "hook", "user-prompt-submit"], store.root,
+                                     json.dumps({"prompt": "gateway ceiling"})) == []
