@@ -8,6 +8,7 @@ message and hint; an unexpected exception becomes a tool error too and never sto
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from dmm.errors import DmmError
@@ -200,31 +201,24 @@ def _check_content(ws: Workspace, content: str, path: str | None) -> dict:
     from dmm.errors import InvalidInputError
     from dmm.index.refresh import open_fresh
     from dmm.index.similar import similar_memories
-    from dmm.memory.edit import FrontmatterEditError, set_field
-    from dmm.memory.parse import (FrontmatterError, load_frontmatter, parse_memory,
-                                  split_frontmatter)
+    from dmm.memory.parse import parse_memory, split_frontmatter
     from dmm.memory.paths import clean_memory_path
+    from dmm.proposals.propose import complete
 
     rel = clean_memory_path(path) if path else "project/draft.md"
-    raw, _ = split_frontmatter(content)
-    if raw is None:  # a bare text: judge it as a project memory
+    if split_frontmatter(content)[0] is None:  # a bare text: judge it as a project memory
         content = f"---\ntags: [draft]\npriority: 0.5\nconfidence: active\n---\n\n{content}"
-    draft = content
-    try:
-        given = load_frontmatter(split_frontmatter(content)[0] or "") or {}
-        # what `dmm write` would derive, so that the draft is judged as it would be proposed
-        for key, value in (("id", "mem_0000_00_00_000"), ("scope", rel.split("/", 1)[0]),
-                           ("status", "active")):
-            if not isinstance(given, dict) or key not in given:
-                draft = set_field(draft, key, value)
-    except (FrontmatterError, FrontmatterEditError) as exc:
-        raise InvalidInputError(f"the draft cannot be read: {exc}") from None
-    memory, problems = parse_memory(draft, rel)
-    if memory is None:
-        raise InvalidInputError("the draft cannot be read: " + "; ".join(
-            f"{p.field or 'content'}: {p.message}" for p in problems if p.severity == "error"))
     conn, _ = open_fresh(ws)
     try:
+        taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
+        draft, errors = complete(content, rel, dt.date.today(), taken)
+        if draft is None:
+            raise InvalidInputError("the draft cannot be read: " + "; ".join(errors))
+        memory, problems = parse_memory(draft, rel)
+        if memory is None:
+            raise InvalidInputError("the draft cannot be read: " + "; ".join(
+                f"{p.field or 'content'}: {p.message}" for p in problems
+                if p.severity == "error"))
         found = against_store(conn, memory, ws.config["conflicts"], (rel,))
         similar = similar_memories(conn, memory, exclude=(rel,), limit=5)
     finally:

@@ -13,9 +13,11 @@ import sqlite3
 from dmm.errors import InvalidInputError
 from dmm.fsutil import file_lock
 from dmm.gitrepo import Git
-from dmm.memory.edit import PatchError, apply_patch, deprecation, next_id, set_field
+from dmm.memory.edit import (FrontmatterEditError, PatchError, apply_patch, deprecation,
+                             next_id, set_field)
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
-from dmm.memory.parse import parse_memory, split_frontmatter
+from dmm.memory.parse import (FrontmatterError, load_frontmatter, parse_memory,
+                              split_frontmatter)
 from dmm.memory.paths import clean_memory_path
 from dmm.memory.tokens import count_tokens
 from dmm.proposals.model import (MEMORY_ROOT, PROPOSAL_PREFIX, TYPES, Proposal,
@@ -83,7 +85,10 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         if not content:
             checks.errors.append("content is required: pass --content, --file or stdin")
         else:
-            new_text = _complete(content, rel, today, conn, open_props, checks)
+            taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
+            new_text, errors = complete(content, rel, today,
+                                        taken | {p.memory_id for p in open_props})
+            checks.errors += errors
     else:
         if current_text is None:
             checks.errors.append(f"{rel} does not exist in the last commit")
@@ -104,7 +109,8 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
             if rel.startswith(DEPRECATED_DIR + "/") or _field(current_text, "status") == "deprecated":
                 checks.errors.append(f"{rel} is already deprecated")
             else:
-                new_rel, new_text = deprecation(rel, current_text)
+                new_rel, new_text = _edited(checks, rel, deprecation, rel, current_text) \
+                    or (rel, None)
         elif type == "promote":
             folder = rel.split("/", 1)[0]
             if new_scope not in SCOPES:
@@ -115,7 +121,7 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
                 checks.errors.append("a deprecated memory cannot be promoted")
             else:
                 new_rel = f"{new_scope}/{rel.split('/', 1)[1]}"
-                new_text = set_field(current_text, "scope", new_scope)
+                new_text = _edited(checks, rel, set_field, current_text, "scope", new_scope)
         if new_rel != rel and (git.path_exists(base, MEMORY_ROOT + new_rel)
                                or (ws.memory_dir / new_rel).exists()):
             checks.errors.append(f"{new_rel} already exists")
@@ -176,27 +182,44 @@ def _field(text: str, key: str) -> str | None:
     return None
 
 
-def _complete(content: str, rel: str, today: dt.date, conn: sqlite3.Connection,
-              open_props: list[Proposal], checks: _Checks) -> str | None:
-    """Fill what can be derived: id (next free), scope (from the folder), created, status."""
+def complete(content: str, rel: str, today: dt.date, taken_ids: set[str],
+             ) -> tuple[str | None, list[str]]:
+    """A new memory's text with what can be derived filled in: id (the next free one, given
+    the ids taken), scope (from the folder), status and created; or (None, why not).
+    The agents' draft check uses it too, so a draft is judged as it would be proposed."""
     raw, _ = split_frontmatter(content)
     if raw is None:
-        checks.errors.append("content must start with YAML frontmatter ('---' lines) holding at "
-                             "least tags, priority and confidence")
-        return None
+        return None, ["content must start with YAML frontmatter ('---' lines) holding at "
+                      "least tags, priority and confidence"]
+    try:
+        given = load_frontmatter(raw)
+    except FrontmatterError as exc:
+        return None, [f"frontmatter: {exc}"]
+    if not isinstance(given, (dict, type(None))):
+        return None, ["frontmatter must be a mapping of field: value"]
+    given = given or {}
     text = content if content.endswith("\n") else content + "\n"
-    if _field(text, "id") is None:
-        taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
-        taken |= {p.memory_id for p in open_props}
-        text = set_field(text, "id", next_id(taken, today))
     folder = rel.split("/", 1)[0]
-    if _field(text, "scope") is None and folder in SCOPES:
-        text = set_field(text, "scope", folder)
-    if _field(text, "status") is None:
-        text = set_field(text, "status", "active")
-    if _field(text, "created") is None:
-        text = set_field(text, "created", today.isoformat())
-    return text
+    derived = (("id", lambda: next_id(taken_ids, today)),
+               ("scope", lambda: folder if folder in SCOPES else None),
+               ("status", lambda: "active"), ("created", today.isoformat))
+    try:
+        for key, value in derived:
+            if key not in given and value() is not None:
+                text = set_field(text, key, value())
+    except FrontmatterEditError as exc:
+        return None, [f"frontmatter: {exc}"]
+    return text, []
+
+
+def _edited(checks: _Checks, rel: str, edit, *args):
+    """``edit(*args)``, or None with a precheck error when the memory's frontmatter cannot be
+    edited safely (it does not parse, or repeats the field)."""
+    try:
+        return edit(*args)
+    except FrontmatterEditError as exc:
+        checks.errors.append(f"cannot edit {rel}'s frontmatter safely: {exc}")
+        return None
 
 
 def _check_id_unique(memory_id: str, rel: str, conn: sqlite3.Connection,

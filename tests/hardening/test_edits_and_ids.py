@@ -90,3 +90,27 @@ def test_ids_are_whole_ascii_matches(repo, mem_id):
     assert proc.returncode == 1
     problems = json.loads(proc.stdout)["problems"]
     assert any(p["path"] == "project/a.md" and p["field"] == "id" for p in problems)
+
+
+@pytest.mark.parametrize("args, content", [
+    (["propose", "--path", "project/bad.md"], "---\ntags: [a\npriority: 0.5\n---\n# T\n\nB.\n"),
+    (["propose", "--path", "project/bad.md"], "---\n- a list\n---\n# T\n\nB.\n"),
+])
+def test_a_proposal_whose_frontmatter_cannot_be_edited_is_a_precheck_error(store, args,
+                                                                           content):
+    proc = store.dmm("write", *args, "--reason", "r", "--json", input=content)
+    assert proc.returncode == ExitCode.INVALID_INPUT, proc.stderr
+    assert not json.loads(proc.stdout)["success"]
+    assert "frontmatter" in " ".join(json.loads(proc.stdout)["precheck_errors"])
+
+
+def test_deprecating_or_promoting_a_memory_with_broken_frontmatter_is_refused(store):
+    old = store.memory / "project" / "node18.md"
+    old.write_text(old.read_text().replace("status: active", "status: active\nstatus: active")
+                   .replace("scope: project", "scope: project\nscope: project"))
+    git(store.root, "commit", "-qam", "repeated fields")
+    for args in (["deprecate"], ["promote", "--new-scope", "global"]):
+        proc = store.dmm("write", *args, "--path", "project/node18.md", "--reason", "r",
+                         "--json")
+        assert proc.returncode == ExitCode.INVALID_INPUT, proc.stderr
+        assert "cannot edit" in " ".join(json.loads(proc.stdout)["precheck_errors"])
