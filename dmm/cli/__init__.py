@@ -120,7 +120,9 @@ def _run(argv: list[str] | None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         sqlite3 = sys.modules.get("sqlite3")
         if sqlite3 is not None and isinstance(exc, sqlite3.DatabaseError):
-            return _cache_error(exc)
+            from dmm.cli.common import opened_workspace
+
+            return _cache_error(exc, opened_workspace())
         if os.environ.get("DMM_DEBUG"):
             raise
         click.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
@@ -162,7 +164,7 @@ def _os_error(exc: OSError) -> int:
     return ExitCode.IO_FAILED
 
 
-def _cache_error(exc: Exception) -> int:
+def _cache_error(exc: Exception, ws) -> int:
     """SQLite failed: a full disk or a busy cache is said as such; anything else means the
     cache is damaged. It is only a cache: remove it and (when nothing was recorded in git yet)
     run the command again."""
@@ -179,9 +181,10 @@ def _cache_error(exc: Exception) -> int:
         return ExitCode.IO_FAILED
     try:
         from dmm.index import db
-        from dmm.workspace import Workspace
 
-        db.discard(Workspace.find(_repo_option()).index_dir)
+        if ws is None:
+            raise RuntimeError("no repository was opened")
+        db.discard(ws.index_dir)
     except Exception as again:  # noqa: BLE001
         _error(f"the dmm cache is damaged ({text}) and could not be removed: {again}",
                "delete .dmm/index/ by hand; it is rebuilt from the memory files")
@@ -193,16 +196,6 @@ def _cache_error(exc: Exception) -> int:
         _say_if_recorded()
         return INTERNAL_ERROR
     return _CACHE_DAMAGED
-
-
-def _repo_option() -> Path | None:
-    args = sys.argv[1:]
-    for i, arg in enumerate(args):
-        if arg in ("-C", "--repo") and i + 1 < len(args):
-            return Path(args[i + 1])
-        if arg.startswith("--repo="):
-            return Path(arg.split("=", 1)[1])
-    return None
 
 
 # --- terminal output ----------------------------------------------------------------------------

@@ -20,11 +20,20 @@ def workspace(ctx: click.Context, require_init: bool = True, repair: bool = True
     git's index)."""
     repo = (ctx.find_root().obj or {}).get("repo")
     ws = Workspace.find(repo, require_init=require_init)
+    _opened.append(ws)
     if require_init:
         ws.config  # noqa: B018 - a broken config.toml is reported by every command, up front
     if repair and ws.landing_pending():
         _finish_landing(ws)
     return ws
+
+
+_opened: list[Workspace] = []  # what this process's command opened, for the error handler
+
+
+def opened_workspace() -> Workspace | None:
+    """The repository the running command opened (None before it found one)."""
+    return _opened[-1] if _opened else None
 
 
 def _finish_landing(ws: Workspace) -> None:

@@ -94,16 +94,16 @@ def create(path: Path) -> None:
     """Write an empty cache with the current schema next to ``path``, then move it in place.
 
     Building aside and renaming keeps another process from ever seeing a half-made cache.
-    Callers hold write_lock, so any build left aside is a dead process's (killed, or out of
-    disk space): it is removed first, and a failed build removes its own.
+    Callers hold write_lock. Builds a dead process left aside (killed, or out of disk space)
+    are removed first, and a failed build removes its own.
     """
-    for stale in path.parent.glob(f"{path.name}.tmp-*"):
-        stale.unlink(missing_ok=True)
+    _remove_dead_builds(path.parent)
     if path.is_dir() and not path.is_symlink():
         import shutil
 
         shutil.rmtree(path)  # something made a folder where the cache goes: it is ours to clear
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.unlink(missing_ok=True)
     try:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
