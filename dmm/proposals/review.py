@@ -73,13 +73,9 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
     conn, _ = open_fresh(ws)
     try:
         ctx = ReviewContext(proposal, old.decode("utf-8", "replace") if old else None, new_text,
-                            memory, conn, ws.config, touched=touched, undeclared=undeclared)
+                            memory, conn, ws.config, touched=touched, undeclared=undeclared,
+                            id_used_by=id_taken(git, head, proposal, conn))
         issues: list[Issue] = []
-        taken = id_taken(git, head, proposal, conn)  # the precheck saw an older store
-        if taken:
-            issues.append(Issue("schema", "error", f"id {proposal.memory_id} is already used "
-                                                   f"by {taken}",
-                                suggestion="propose it again: it gets a free id"))
         performed = []
         fixed = new_text
         for check in all_checks():

@@ -44,6 +44,8 @@ class ReviewContext:
     touched: dict[str, str | None] = field(default_factory=dict)
     # files the proposal's branch changes that its trailers do not declare (proposals.declared)
     undeclared: list[str] = field(default_factory=list)
+    # another memory on the target branch that already has the proposal's id (declared.id_taken)
+    id_used_by: str | None = None
 
     @property
     def own_paths(self) -> set[str]:

@@ -1,5 +1,5 @@
 """Schema check: every file the proposal writes parses and every field is valid (PRD phase 2,
-5.4)."""
+5.4), and its memory id is not already used on the branch it would land on."""
 
 from __future__ import annotations
 
@@ -20,4 +20,8 @@ def run(ctx: ReviewContext) -> list[Issue]:
                                                     else p.message),
                          suggestion="fix the frontmatter and propose an update")
                    for p in problems]
+    if ctx.id_used_by:  # the precheck saw an older store
+        issues.append(Issue(NAME, "error", f"id {ctx.proposal.memory_id} is already used by "
+                                           f"{ctx.id_used_by}",
+                            suggestion="propose it again: it gets a free id"))
     return issues
