@@ -8,9 +8,9 @@ message and hint; an unexpected exception becomes a tool error too and never sto
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
+from dmm.agents import calls
 from dmm.errors import DmmError
 from dmm.workspace import Workspace
 
@@ -61,16 +61,13 @@ def build_server(ws: Workspace):
         """The Memory Pack for a task: every baseline memory, then the most relevant others
         within the token budget, with warnings about conflicts among them. Call it before
         starting a task, with the task in a sentence."""
-        from dmm.query.run import memory_pack
-
-        return run(lambda: memory_pack(ws, task, budget=budget, scopes=tuple(scopes or ()),
-                                       tags=tuple(tags or ()),
-                                       exclude_ephemeral=exclude_ephemeral).to_dict())
+        return run(calls.query, ws, task, budget=budget, scopes=scopes, tags=tags,
+                   exclude_ephemeral=exclude_ephemeral)
 
     @server.tool()
     def memory_show(memory: str) -> dict:
         """One memory, by its id (mem_2026_03_14_007) or its path under .dmm/memory/."""
-        return run(_show, ws, memory)
+        return run(calls.show, ws, memory)
 
     @server.tool()
     def memory_list(scope: str | None = None, tag: str | None = None,
@@ -78,7 +75,8 @@ def build_server(ws: Workspace):
                     limit: int = 100) -> dict:
         """The memories of the store (without their text), filtered by scope, tag, status
         (active, deprecated) or path prefix; at most `limit` (1-1000) of them."""
-        return run(_list, ws, scope, tag, status, path_prefix, limit)
+        return run(calls.listing, ws, scope=scope, tag=tag, status=status,
+                   path_prefix=path_prefix, limit=limit)
 
     @server.tool()
     def memory_propose(type: str, path: str, reason: str, content: str | None = None,
@@ -89,29 +87,26 @@ def build_server(ws: Workspace):
         confidence, then a '# Title' and the text) or update takes a unified diff as `patch`;
         promote takes `new_scope`. The result is a proposal branch that a person or the
         automated reviewer decides; it lists what the reviewer will check."""
-        return run(_propose, ws, type=type, path=path, reason=reason, content=content,
-                   patch=patch, new_scope=new_scope)
+        return run(calls.propose, ws, proposed_by="agent", type=type, path=path,
+                   reason=reason, content=content, patch=patch, new_scope=new_scope)
 
     @server.tool()
     def proposal_status(proposal_id: str) -> dict:
         """Where a proposal stands: pending or deferred (open), or approved, modified,
         rejected, withdrawn."""
-        from dmm.gitrepo import Git
-        from dmm.proposals.queue import status_of
-
-        return run(lambda: status_of(Git(ws.root), proposal_id))
+        return run(calls.proposal_status, ws, proposal_id)
 
     @server.tool()
     def conflicts_check(memory_ids: list[str]) -> dict:
         """Open conflicts (contradictions, duplicates, stale facts ...) that involve any of
         these memories: check the memories you are about to rely on."""
-        return run(_check, ws, memory_ids)
+        return run(calls.check, ws, memory_ids)
 
     @server.tool()
     def conflicts_check_content(content: str, path: str | None = None) -> dict:
         """For a draft memory (the whole file, as memory_propose takes it): the memories it
         would conflict with and the most similar ones, before you propose it."""
-        return run(_check_content, ws, content, path)
+        return run(calls.check_content, ws, content, path)
 
     @server.tool()
     def conflict_flag(memory_ids: list[str], description: str,
@@ -119,7 +114,7 @@ def build_server(ws: Workspace):
         """Record a conflict you noticed between two memories (committed under
         .dmm/conflicts/ for a person to resolve). type: contradictory, duplicate,
         supersession, scope_overlap or stale."""
-        return run(_flag, ws, memory_ids, description, type)
+        return run(calls.flag, ws, memory_ids, description, type, who="agent")
 
     @server.resource("dmm://boot", name="BOOT.md", mime_type="text/markdown",
                      description="How agents use this repository's memory")
@@ -131,118 +126,9 @@ def build_server(ws: Workspace):
                      description="One memory file, by id")
     def memory_resource(memory_id: str) -> str:
         try:
-            m = _call(_show, ws, memory_id)
+            m = _call(calls.show, ws, memory_id)
         except ToolFailure as exc:
             raise ValueError(str(exc)) from None
         return (ws.memory_dir / m["path"]).read_text(encoding="utf-8")
 
     return server
-
-
-# --- the tools' work: core calls, shaped like the CLI's --json ---------------------------------
-
-def _show(ws: Workspace, key: str) -> dict:
-    from dmm.index.refresh import open_fresh
-    from dmm.lookup import find_memory, memory_record
-
-    conn, _ = open_fresh(ws)
-    try:
-        return memory_record(*find_memory(ws, conn, key))
-    finally:
-        conn.close()
-
-
-def _list(ws, scope, tag, status, path_prefix, limit) -> dict:
-    from dmm.errors import InvalidInputError
-    from dmm.index import read
-    from dmm.index.refresh import open_fresh
-    from dmm.lookup import memory_record
-
-    if not 1 <= limit <= 1000:
-        raise InvalidInputError("limit must be between 1 and 1000")
-    conn, _ = open_fresh(ws)
-    try:
-        found, total = read.listing(conn, scope=scope, tag=tag, status=status,
-                                    path_prefix=path_prefix, limit=limit)
-    finally:
-        conn.close()
-    return {"memories": [memory_record(m, content=False) for m in found], "total": total}
-
-
-def _propose(ws: Workspace, **kw) -> dict:
-    from dmm.index.refresh import open_fresh
-    from dmm.proposals.checks import all_checks
-    from dmm.proposals.propose import propose
-
-    conn, _ = open_fresh(ws)
-    try:
-        result = propose(ws, conn, proposed_by="agent", **kw)
-    finally:
-        conn.close()
-    out = result.to_dict()
-    out["reviewer_checks"] = [check.NAME for check in all_checks()]
-    return out
-
-
-def _check(ws: Workspace, ids: list[str]) -> dict:
-    from dmm.conflicts.service import check
-    from dmm.index.refresh import open_fresh
-
-    conn, _ = open_fresh(ws)
-    try:
-        found = check(ws, conn, list(ids))
-    finally:
-        conn.close()
-    return {"has_conflicts": bool(found), "conflicts": [c.to_dict() for c in found]}
-
-
-def _check_content(ws: Workspace, content: str, path: str | None) -> dict:
-    from dmm.conflicts.scanner import against_store
-    from dmm.errors import InvalidInputError
-    from dmm.index.refresh import open_fresh
-    from dmm.index.similar import similar_memories
-    from dmm.memory.parse import parse_memory, split_frontmatter
-    from dmm.memory.paths import clean_memory_path
-    from dmm.proposals.propose import complete
-
-    rel = clean_memory_path(path) if path else "project/draft.md"
-    if split_frontmatter(content)[0] is None:  # a bare text: judge it as a project memory
-        content = f"---\ntags: [draft]\npriority: 0.5\nconfidence: active\n---\n\n{content}"
-    conn, _ = open_fresh(ws)
-    try:
-        taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
-        draft, errors = complete(content, rel, dt.date.today(), taken)
-        if draft is None:
-            raise InvalidInputError("the draft cannot be read: " + "; ".join(errors))
-        memory, problems = parse_memory(draft, rel)
-        if memory is None:
-            raise InvalidInputError("the draft cannot be read: " + "; ".join(
-                f"{p.field or 'content'}: {p.message}" for p in problems
-                if p.severity == "error"))
-        found = against_store(conn, memory, ws.config["conflicts"], (rel,))
-        similar = similar_memories(conn, memory, exclude=(rel,), limit=5)
-    finally:
-        conn.close()
-    return {"potential_conflicts": [c.to_dict() for c in found],  # PRD phase 3, 7.2
-            "similar_memories": [{"memory_id": s.memory_id, "path": s.path,
-                                  "similarity": round(s.similarity, 3)} for s in similar],
-            "problems": [p.to_dict() for p in problems]}
-
-
-def _flag(ws: Workspace, ids: list[str], description: str, type_: str) -> dict:
-    from dmm.conflicts.model import TYPES
-    from dmm.conflicts.service import flag
-    from dmm.errors import InvalidInputError
-    from dmm.index.refresh import open_fresh
-
-    if type_ not in TYPES:
-        raise InvalidInputError(f"type must be one of {', '.join(TYPES)}")
-    if not description.strip():
-        raise InvalidInputError("describe what contradicts what")
-    conn, _ = open_fresh(ws)
-    try:
-        cid, commit = flag(ws, conn, ids=list(ids), description=description, type_=type_,
-                           who="agent")
-    finally:
-        conn.close()
-    return {"conflict_id": cid, "commit": commit, "status": "flagged"}

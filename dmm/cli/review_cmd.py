@@ -100,27 +100,23 @@ def _print_result(result) -> None:
 @click.option("--all", "all_", is_flag=True, help="Process every pending proposal.")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000),
               help="At most this many (with --all).")
+@click.option("--force", is_flag=True,
+              help="Approve proposals whose warnings would defer them (errors still reject).")
 @json_option
 @click.pass_context
-def process_cmd(ctx, proposal_id, all_, limit, as_json) -> int:
+def process_cmd(ctx, proposal_id, all_, limit, force, as_json) -> int:
     """Run the automated checks on proposals and carry out each decision.
 
     Approved and modified proposals are merged into the checked-out branch; rejected ones are
     closed with a record on dmm/audit; deferred ones stay open for a person.
     """
-    from dmm.gitrepo import Git
-    from dmm.proposals.queue import open_proposals
-    from dmm.proposals.review import process
+    from dmm.proposals.review import process, process_pending
 
     if bool(proposal_id) == all_:
         raise click.UsageError("give either --id ID or --all")
     ws = workspace(ctx)
-    ids = [proposal_id] if proposal_id else [
-        p.proposal_id for p in open_proposals(Git(ws.root)) if p.status == "pending"]
-    ids = ids[:limit] if limit else ids
-    results = []
-    for pid in ids:
-        results.append(process(ws, pid))
+    results = ([process(ws, proposal_id, force)] if proposal_id
+               else process_pending(ws, limit, force))
     if as_json:
         emit_json(results[0].to_dict() if proposal_id else
                   {"processed": len(results), "results": [r.to_dict() for r in results]})
@@ -142,28 +138,16 @@ def process_cmd(ctx, proposal_id, all_, limit, as_json) -> int:
 def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, as_json) -> int:
     """Approve a proposal as a person: merge it into the checked-out branch."""
     from dmm.gitrepo import Git
-    from dmm.proposals import decide
-    from dmm.proposals.review import after_approval, review
+    from dmm.proposals.review import approve_as_person
 
     ws = workspace(ctx)
-    git = Git(ws.root)
-    notes: list[str] = []
-    if not bypass_reviewer:
-        result = review(ws, proposal_id)
-        errors = [i for i in result.issues if i.severity == "error"]
-        if errors:
-            raise InvalidInputError(
-                f"the checks found errors: {'; '.join(i.message for i in errors)}",
-                hint="reject it, or approve with --bypass-reviewer if you are sure")
-        notes = [str(i) for i in result.issues if i.severity != "info"]
-    done = decide.approve(ws, proposal_id, decision="approved", reviewer=git.user_name(),
-                          issues=notes, reason=reason)
-    notice = after_approval(ws)
+    done, notices = approve_as_person(ws, proposal_id, reviewer=Git(ws.root).user_name(),
+                                      reason=reason, bypass_reviewer=bypass_reviewer)
     if as_json:
         emit_json(done.to_dict())
     else:
         message(f"{proposal_id} approved: merged into {done.branch} as {done.commit[:12]}")
-    if notice:
+    for notice in notices:
         message(notice)
     return 0
 
@@ -219,16 +203,10 @@ def withdraw_cmd(ctx, proposal_id, reason, as_json) -> int:
 @click.pass_context
 def stats_cmd(ctx, as_json) -> int:
     """Counts of open proposals and of past decisions."""
-    from dmm.audit import decision_counts
     from dmm.gitrepo import Git
-    from dmm.proposals.queue import open_proposals
+    from dmm.proposals.queue import stats
 
-    ws = workspace(ctx)
-    git = Git(ws.root)
-    props = open_proposals(git)
-    data = {"pending": sum(p.status == "pending" for p in props),
-            "deferred": sum(p.status == "deferred" for p in props),
-            "decisions": decision_counts(git)}
+    data = stats(Git(workspace(ctx).root))
     if as_json:
         emit_json(data)
     else:

@@ -86,3 +86,13 @@ def status_of(git: Git, proposal_id: str) -> dict:
     if decided is None:
         raise NotFoundError(f"no proposal {proposal_id}", hint="`dmm review list` shows them")
     return {"proposal_id": proposal_id, "status": decided, "open": False}
+
+
+def stats(git: Git) -> dict:
+    """The queue's counts (PRD phase 2 QueueStats): open proposals and past decisions."""
+    from dmm.audit import decision_counts
+
+    props = open_proposals(git)
+    return {"pending": sum(p.status == "pending" for p in props),
+            "deferred": sum(p.status == "deferred" for p in props),
+            "decisions": decision_counts(git)}

@@ -52,8 +52,10 @@ class ReviewResult:
                 "notices": self.notices}
 
 
-def review(ws: Workspace, proposal_id: str) -> ReviewResult:
-    """Run the checks and decide, without changing anything."""
+def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult:
+    """Run the checks and decide, without changing anything. ``force``: approve a proposal
+    whose warnings put it below review.defer_below_confidence instead of deferring it (errors
+    still reject it; baseline changes and conflicts still wait for a person)."""
     started = time.perf_counter()
     git = Git(ws.root)
     proposal = load(git, proposal_id)
@@ -97,7 +99,7 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
     elif any(i.category == "conflicts" for i in issues):
         result.decision = "deferred"
         result.reason = "it would conflict with memories in the store: a person decides"
-    elif result.confidence < ws.config["review"]["defer_below_confidence"]:
+    elif not force and result.confidence < ws.config["review"]["defer_below_confidence"]:
         result.decision = "deferred"
         result.reason = f"{len(warnings)} warnings: a person should look at it"
     elif fixed != new_text:
@@ -107,9 +109,9 @@ def review(ws: Workspace, proposal_id: str) -> ReviewResult:
     return result
 
 
-def process(ws: Workspace, proposal_id: str) -> ReviewResult:
+def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult:
     """Review a proposal and carry out the decision in git."""
-    result = review(ws, proposal_id)
+    result = review(ws, proposal_id, force)
     notes = [str(i) for i in result.issues if i.severity != "info"]
     if result.decision in ("approved", "modified"):
         if result.modified_content is not None:
@@ -125,6 +127,38 @@ def process(ws: Workspace, proposal_id: str) -> ReviewResult:
                             reason=result.reason, issues=notes)
     result.committed = done.to_dict()
     return result
+
+
+def process_pending(ws: Workspace, limit: int | None = None,
+                    force: bool = False) -> list[ReviewResult]:
+    """`review process --all`: every pending proposal (deferred ones wait for a person),
+    oldest first, at most ``limit``."""
+    from dmm.proposals.queue import open_proposals
+
+    ids = [p.proposal_id for p in open_proposals(Git(ws.root)) if p.status == "pending"]
+    return [process(ws, pid, force) for pid in ids[:limit]]
+
+
+def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
+                      bypass_reviewer: bool = False) -> tuple[decide.Decision, list[str]]:
+    """A person's approval: the checks run first and their errors refuse it unless
+    ``bypass_reviewer``; their warnings are kept in the merge commit. Returns the decision
+    and the notices of the scan after it."""
+    from dmm.errors import InvalidInputError
+
+    notes: list[str] = []
+    if not bypass_reviewer:
+        result = review(ws, proposal_id)
+        errors = [i for i in result.issues if i.severity == "error"]
+        if errors:
+            raise InvalidInputError(
+                f"the checks found errors: {'; '.join(i.message for i in errors)}",
+                hint="reject it, or approve bypassing the reviewer if you are sure")
+        notes = [str(i) for i in result.issues if i.severity != "info"]
+    done = decide.approve(ws, proposal_id, decision="approved", reviewer=reviewer,
+                          issues=notes, reason=reason)
+    notice = after_approval(ws)
+    return done, [notice] if notice else []
 
 
 def after_approval(ws: Workspace) -> str | None:

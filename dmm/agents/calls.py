@@ -1,0 +1,311 @@
+"""What the MCP server and the HTTP API offer, each a call into the same core functions the CLI
+uses, returning the JSON shape of the CLI's --json (PRD phase 2 and phase 3, section 7).
+
+Pure plumbing between the protocol layers and the core: no protocol here (the MCP server and
+the HTTP app turn DmmError into their own error form) and no printing. Every call opens the
+cache fresh, so a long-running server sees commits made while it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import sqlite3
+from typing import Iterator
+
+from dmm.errors import InvalidInputError, NotFoundError
+from dmm.gitrepo import Git
+from dmm.workspace import Workspace
+
+
+@contextlib.contextmanager
+def _cache(ws: Workspace) -> Iterator[sqlite3.Connection]:
+    from dmm.index.refresh import open_fresh
+
+    conn, _ = open_fresh(ws)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+# --- memories --------------------------------------------------------------------------------
+
+def query(ws: Workspace, task: str, *, budget: int | None = None, scopes=(), tags=(),
+          exclude_ephemeral: bool = False) -> dict:
+    """The Memory Pack for ``task`` (`dmm query --json`)."""
+    from dmm.query.run import memory_pack
+
+    return memory_pack(ws, task, budget=budget, scopes=tuple(scopes or ()),
+                       tags=tuple(tags or ()), exclude_ephemeral=exclude_ephemeral).to_dict()
+
+
+def show(ws: Workspace, key: str) -> dict:
+    """One memory by id or path (`dmm show --json`)."""
+    from dmm.lookup import find_memory, memory_record
+
+    with _cache(ws) as conn:
+        return memory_record(*find_memory(ws, conn, key))
+
+
+def memory_id(ws: Workspace, key: str) -> str:
+    """The id of the memory named by ``key`` (an id or a path)."""
+    from dmm.lookup import find_memory
+
+    with _cache(ws) as conn:
+        return find_memory(ws, conn, key)[0].id
+
+
+def listing(ws: Workspace, *, scope: str | None = None, tag: str | None = None,
+            status: str | None = None, path_prefix: str | None = None,
+            limit: int = 100) -> dict:
+    """The memories of the store without their text, filtered."""
+    from dmm.index import read
+    from dmm.lookup import memory_record
+
+    if not 1 <= limit <= 1000:
+        raise InvalidInputError("limit must be between 1 and 1000")
+    with _cache(ws) as conn:
+        found, total = read.listing(conn, scope=scope, tag=tag, status=status,
+                                    path_prefix=path_prefix, limit=limit)
+    return {"memories": [memory_record(m, content=False) for m in found], "total": total}
+
+
+# --- proposals and their review --------------------------------------------------------------
+
+def propose(ws: Workspace, *, proposed_by: str, **kw) -> dict:
+    """A proposal branch (`dmm write ... --json`), with the checks the reviewer will run."""
+    from dmm.proposals.checks import all_checks
+    from dmm.proposals.propose import propose as make
+
+    with _cache(ws) as conn:
+        result = make(ws, conn, proposed_by=proposed_by, **kw)
+    out = result.to_dict()
+    out["reviewer_checks"] = [check.NAME for check in all_checks()]
+    return out
+
+
+def proposal_status(ws: Workspace, proposal_id: str) -> dict:
+    from dmm.proposals.queue import status_of
+
+    return status_of(Git(ws.root), proposal_id)
+
+
+def proposals(ws: Workspace, *, status: str = "all", limit: int = 100, offset: int = 0) -> dict:
+    """Open proposals, oldest first, with the queue's counts (`dmm review list --json`)."""
+    from dmm.proposals.queue import open_proposals, stats
+
+    git = Git(ws.root)
+    found = [p for p in open_proposals(git) if status in ("all", p.status)]
+    return {"proposals": [p.to_dict() for p in found[offset:offset + limit]],
+            "total": len(found), "stats": stats(git)}
+
+
+def review_queue(ws: Workspace) -> dict:
+    """The proposals waiting for the reviewer (pending; deferred ones wait for a person)."""
+    page = proposals(ws, status="pending", limit=1_000_000)
+    return {"pending": page["proposals"], "stats": page["stats"]}
+
+
+def _processed(result) -> dict:
+    """PRD phase 2, 7.2: the review and what was done with it."""
+    return {"proposal_id": result.proposal_id, "decision": result.decision,
+            "result": result.to_dict(), "committed": result.committed is not None,
+            "commit_result": result.committed}
+
+
+def process(ws: Workspace, proposal_id: str, force: bool = False) -> dict:
+    from dmm.proposals.review import process as run
+
+    return _processed(run(ws, proposal_id, force))
+
+
+def process_batch(ws: Workspace, limit: int | None = None, force: bool = False) -> dict:
+    from dmm.proposals.review import process_pending
+
+    results = process_pending(ws, limit, force)
+    return {"processed": len(results), "results": [_processed(r) for r in results]}
+
+
+def approve(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
+            bypass_reviewer: bool = False) -> dict:
+    from dmm.proposals.review import approve_as_person
+
+    done, notices = approve_as_person(ws, proposal_id, reviewer=reviewer, reason=reason,
+                                      bypass_reviewer=bypass_reviewer)
+    return {"success": True, **done.to_dict(), "notices": notices}
+
+
+def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str,
+          reason: str) -> dict:
+    """Reject, defer or withdraw: recorded on dmm/audit."""
+    from dmm.proposals import decide
+
+    if not reason.strip():
+        raise InvalidInputError("a reason is required: say why")
+    done = decide.close(ws, proposal_id, decision=decision, reviewer=reviewer, reason=reason)
+    return {"success": True, **done.to_dict()}
+
+
+# --- usage -----------------------------------------------------------------------------------
+
+USAGE_SORTS = ("total_retrievals", "total_inclusions", "inclusion_rate", "avg_relevance_score",
+               "last_retrieved_at", "days_since_last_retrieval")
+
+
+def usage_of(ws: Workspace, key: str) -> dict:
+    """Usage statistics of one memory (id or path)."""
+    from dmm.usage.log import memory_stats
+
+    mid = memory_id(ws, key) if "/" in key or key.endswith(".md") else key
+    stats = memory_stats(ws.index_dir, mid)
+    if not stats:
+        raise NotFoundError(f"{key} has not been returned by any query yet")
+    return stats[0]
+
+
+def usage_memories(ws: Workspace, *, sort_by: str = "total_retrievals", order: str = "desc",
+                   limit: int = 20) -> dict:
+    from dmm.usage.log import memory_stats
+
+    if sort_by not in USAGE_SORTS:
+        raise InvalidInputError(f"sort_by must be one of {', '.join(USAGE_SORTS)}")
+    stats = sorted(memory_stats(ws.index_dir), key=lambda s: s["path"])
+    present = [s for s in stats if s[sort_by] is not None]
+    present.sort(key=lambda s: s[sort_by], reverse=order == "desc")
+    ordered = present + [s for s in stats if s[sort_by] is None]  # never: last either way
+    return {"memories": ordered[:limit], "total": len(stats)}
+
+
+def usage_queries(ws: Workspace, *, limit: int = 20, after: str | None = None) -> dict:
+    from dmm.usage.log import queries
+
+    rows = queries(ws.index_dir, limit, after)
+    return {"queries": rows, "total": len(rows)}
+
+
+# --- conflicts -------------------------------------------------------------------------------
+
+def conflicts(ws: Workspace, *, status: str = "unresolved", type_: str | None = None,
+              memory: str | None = None, min_confidence: float = 0.0,
+              limit: int | None = 50) -> dict:
+    """`dmm conflicts list --json`: PRD phase 3, 7.1."""
+    from dmm.conflicts import service
+
+    with _cache(ws) as conn:
+        ids = [_id_in(ws, conn, memory)] if memory else None
+        found, total = service.conflicts(ws, conn, ids, status=status, type_=type_,
+                                         min_confidence=min_confidence, limit=limit)
+        return {"conflicts": [c.to_dict() for c in found], "total": total,
+                "stats": service.stats(ws, conn)}
+
+
+def _id_in(ws: Workspace, conn: sqlite3.Connection, key: str) -> str:
+    from dmm.lookup import find_memory
+
+    return find_memory(ws, conn, key)[0].id
+
+
+def conflict(ws: Workspace, conflict_id: str) -> dict:
+    from dmm.conflicts import service
+
+    with _cache(ws) as conn:
+        return service.one(ws, conn, conflict_id).to_dict()
+
+
+def conflicts_of(ws: Workspace, key: str) -> dict:
+    """Every conflict, whatever its status, that involves one memory (id or path)."""
+    from dmm.conflicts import service
+
+    with _cache(ws) as conn:
+        found, total = service.conflicts(ws, conn, [_id_in(ws, conn, key)], status="all")
+    return {"conflicts": [c.to_dict() for c in found], "total": total}
+
+
+def scan(ws: Workspace, *, full: bool = False, since: str | None = None,
+         memory: str | None = None, methods: list[str] | None = None) -> dict:
+    from dmm.conflicts.service import run_scan
+
+    with _cache(ws) as conn:
+        return run_scan(ws, conn, full=full, since=since, memory=memory,
+                        methods=methods).to_dict()
+
+
+def scans(ws: Workspace, limit: int = 20) -> dict:
+    from dmm.conflicts import store
+
+    with _cache(ws) as conn:
+        found = store.scans(conn, limit)
+        total = conn.execute("SELECT count(*) FROM conflict_scans").fetchone()[0]
+    return {"scans": found, "total": total}
+
+
+def conflict_stats(ws: Workspace) -> dict:
+    from dmm.conflicts import service, store
+
+    with _cache(ws) as conn:
+        data = service.stats(ws, conn)
+        data["recent_scans"] = store.scans(conn, 5)
+    return data
+
+
+def check(ws: Workspace, ids: list[str]) -> dict:
+    """Open conflicts involving any of ``ids`` (`dmm conflicts check --json`)."""
+    from dmm.conflicts.service import check as find
+
+    with _cache(ws) as conn:
+        found = find(ws, conn, list(ids))
+    return {"has_conflicts": bool(found), "conflicts": [c.to_dict() for c in found]}
+
+
+def check_content(ws: Workspace, content: str, path: str | None = None) -> dict:
+    """For a draft memory: the conflicts it would bring and the most similar memories."""
+    from dmm.conflicts.scanner import against_store
+    from dmm.index.similar import similar_memories
+    from dmm.memory.parse import parse_memory, split_frontmatter
+    from dmm.memory.paths import clean_memory_path
+    from dmm.proposals.propose import complete
+
+    rel = clean_memory_path(path) if path else "project/draft.md"
+    if split_frontmatter(content)[0] is None:  # a bare text: judge it as a project memory
+        content = f"---\ntags: [draft]\npriority: 0.5\nconfidence: active\n---\n\n{content}"
+    with _cache(ws) as conn:
+        taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
+        draft, errors = complete(content, rel, dt.date.today(), taken)
+        if draft is None:
+            raise InvalidInputError("the draft cannot be read: " + "; ".join(errors))
+        memory, problems = parse_memory(draft, rel)
+        if memory is None:
+            raise InvalidInputError("the draft cannot be read: " + "; ".join(
+                f"{p.field or 'content'}: {p.message}" for p in problems
+                if p.severity == "error"))
+        found = against_store(conn, memory, ws.config["conflicts"], (rel,))
+        similar = similar_memories(conn, memory, exclude=(rel,), limit=5)
+    return {"potential_conflicts": [c.to_dict() for c in found],  # PRD phase 3, 7.2
+            "similar_memories": [{"memory_id": s.memory_id, "path": s.path,
+                                  "similarity": round(s.similarity, 3)} for s in similar],
+            "problems": [p.to_dict() for p in problems]}
+
+
+def flag(ws: Workspace, ids: list[str], description: str, type_: str = "contradictory", *,
+         who: str) -> dict:
+    """Record a conflict noticed by hand, committed under .dmm/conflicts/."""
+    from dmm.conflicts.model import TYPES
+    from dmm.conflicts.service import flag as record
+
+    if type_ not in TYPES:
+        raise InvalidInputError(f"type must be one of {', '.join(TYPES)}")
+    if not description.strip():
+        raise InvalidInputError("describe what contradicts what")
+    with _cache(ws) as conn:
+        cid, commit = record(ws, conn, ids=list(ids), description=description, type_=type_,
+                             who=who)
+    return {"conflict_id": cid, "created": True, "commit": commit, "status": "flagged"}
+
+
+def resolve(ws: Workspace, request, propose: bool = False) -> dict:
+    """Resolve one conflict as a commit (or, ``propose``, a proposal for review)."""
+    from dmm.conflicts import service
+
+    with _cache(ws) as conn:
+        return service.resolve(ws, conn, request, propose=propose).to_dict()
