@@ -17,7 +17,6 @@ from pathlib import Path
 from dmm.errors import DmmError, GitError, InvalidInputError, NotARepositoryError
 from dmm.memory.paths import has_control_chars
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO = "0" * 40
 TRAILER = re.compile(r"^(Dmm-[A-Za-z-]+):[ \t]*(.*)$", re.M)
 # Paths dmm passes after "--" are file names, never glob patterns or pathspec magic.
@@ -243,6 +242,12 @@ class Git:
         return self.run("diff", "--find-renames", old, new).stdout
 
     # --- writing objects (never the user's index) ---------------------------------------------
+
+    def empty_tree(self) -> str:
+        """The empty tree, written to the object store: git knows its id without storing it,
+        so a commit of it would leave `git fsck` reporting a missing tree (and a clone or
+        push may need the object)."""
+        return self.run("mktree", input="").stdout.strip()
 
     def hash_blob(self, data: bytes) -> str:
         return self.run("hash-object", "-w", "--stdin", input=data).stdout.decode().strip()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from dmm.errors import DmmError, GitError, InvalidInputError, NotFoundError
 from dmm.landing import land
 from dmm.fsutil import file_lock
-from dmm.gitrepo import EMPTY_TREE, Git, commit_message
+from dmm.gitrepo import Git, commit_message
 from dmm.proposals.declared import id_taken, undeclared_paths
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 from dmm.proposals.queue import decision_of, load
@@ -122,7 +122,7 @@ def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reas
             message = commit_message(f"dmm: {decision} {proposal.type} {proposal.path} "
                                f"({proposal_id})", reason, pairs)
             parents = ([audit] if audit else []) + [proposal.commit]
-            record = git.commit_tree(EMPTY_TREE, parents, message)
+            record = git.commit_tree(git.empty_tree(), parents, message)
             updates = [(AUDIT_REF, record, audit)]
             if decision != "deferred":
                 updates.append((PROPOSAL_PREFIX + proposal_id, None, proposal.commit))

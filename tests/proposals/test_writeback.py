@@ -167,6 +167,10 @@ def test_reject_defer_withdraw_are_recorded_on_the_audit_branch(committed):
         assert f"Dmm-Proposal: {pid}\nDmm-Decision: {decision}" in audit
     # rejected proposal commits stay reachable (through dmm/audit) for gc, pushes and clones
     assert git(root, "branch", "--contains", git(root, "rev-list", "-1", "dmm/audit^2").strip()).strip()
+    # the audit records' empty tree is a stored object: fsck (and a push) find everything
+    fsck = subprocess.run(["git", "fsck", "--strict", "--no-progress"], cwd=root,
+                          capture_output=True, text=True)
+    assert fsck.returncode == 0 and "missing" not in fsck.stdout + fsck.stderr, fsck.stdout
     listed = json.loads(committed.dmm("review", "list", "--json").stdout)["proposals"]
     assert [(p["proposal_id"], p["status"]) for p in listed] == [(p2, "deferred")]
     again = committed.dmm("review", "approve", p1)
