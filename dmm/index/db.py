@@ -11,6 +11,7 @@ import contextlib
 import os
 import sqlite3
 from pathlib import Path
+from typing import Iterator
 
 from dmm.errors import BusyError
 from dmm.fsutil import file_lock, write_new
@@ -34,6 +35,21 @@ def write_lock(index_dir: Path) -> contextlib.AbstractContextManager:
     if not usable(index_dir):
         return contextlib.nullcontext()
     return file_lock(index_dir / "lock")
+
+
+@contextlib.contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """Reads that must agree with each other (rows found by one statement, looked up by the
+    next) in one read transaction: a refresh committed meanwhile by another process or thread
+    is seen entirely or not at all."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")  # nothing was written: this only releases the read lock
 
 
 def usable(index_dir: Path) -> bool:

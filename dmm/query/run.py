@@ -7,6 +7,7 @@ import sqlite3
 import time
 
 from dmm.errors import InvalidInputError
+from dmm.index import db
 from dmm.index.refresh import open_fresh
 from dmm.memory.model import SCOPES
 from dmm.query.pack import Pack, PackOptions, build_pack
@@ -34,7 +35,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
     conn, _ = open_fresh(ws)
     try:
-        pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir)
+        with db.snapshot(conn):
+            pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir)
     finally:
         conn.close()
     if ws.config["usage"]["enabled"]:

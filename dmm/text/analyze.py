@@ -9,6 +9,7 @@ bigrams, the usual trick that makes Chinese and Japanese text searchable without
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 import Stemmer  # PyStemmer: the Snowball stemmers in C, about 1 ms to import
@@ -30,7 +31,9 @@ STOPWORDS = frozenset(
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
-_STEMMER = Stemmer.Stemmer("english")
+# one stemmer per thread: a PyStemmer object is not safe to share (its cache and the Snowball
+# state are not locked), and `dmm serve` answers requests from a thread pool
+_STEMMERS = threading.local()
 
 
 @lru_cache(maxsize=200_000)
@@ -38,7 +41,10 @@ def stem(word: str) -> str:
     """Snowball stem of one lower-case word (memoised: a store has a small vocabulary)."""
     if not word.isascii() or len(word) < 4:
         return word
-    return _STEMMER.stemWord(word)
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.english = Stemmer.Stemmer("english", 0)  # lru_cache caches
+    return stemmer.stemWord(word)
 
 
 def words(text: str) -> list[str]:
