@@ -35,6 +35,7 @@ COMMANDS = {
     "conflicts": "dmm.cli.conflicts_cmd",
     "hooks": "dmm.cli.hooks_cmd",
     "mcp": "dmm.cli.mcp_cmd",
+    "serve": "dmm.cli.serve_cmd",
     "agent": "dmm.cli.agent_cmd",
 }
 INTERNAL_ERROR = 70

@@ -1,0 +1,101 @@
+"""Benchmark `dmm serve`: POST /query (the Memory Pack) against a running server, one client
+and several at once, on stores of generated memories (run on demand).
+
+    python tests/benchmarks/bench_http.py --sizes 1000,10000 [--requests 200] [--clients 1,8]
+
+Requests per second and p50/p95 latency as a client measures them (connection, request,
+the pack, the JSON), each client on its own keep-alive connection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_agents import TASKS, pct  # noqa: E402
+from common import DMM, byte_compile, make_repo, timed  # noqa: E402
+
+
+def start(root: Path) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([*DMM, "serve", "--port", "0"], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    port = int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
+    return proc, port
+
+
+def client(port: int, requests: list[str]) -> list[float]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.connect()
+    # http.client writes the headers and the body apart: without TCP_NODELAY, Nagle's
+    # algorithm and the server's delayed ACK add 40 ms to every request (curl and httpx
+    # set it too)
+    conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    times = []
+    for task in requests:
+        body = json.dumps({"query": task, "budget": 1200})
+        t = time.perf_counter()
+        conn.request("POST", "/query", body, {"Content-Type": "application/json"})
+        response = conn.getresponse()
+        data = response.read()
+        times.append(time.perf_counter() - t)
+        assert response.status == 200, data[:300]
+    conn.close()
+    return times
+
+
+def burst(port: int, clients: int, total: int) -> tuple[float, list[float]]:
+    per = [[TASKS[(c + i) % len(TASKS)] for i in range(total // clients)]
+           for c in range(clients)]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        results = list(pool.map(lambda r: client(port, r), per))
+    wall = time.perf_counter() - started
+    times = [t for r in results for t in r]
+    return len(times) / wall, times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--requests", type=int, default=200)
+    ap.add_argument("--clients", default="1,8")
+    args = ap.parse_args()
+    byte_compile()
+    print("| memories | clients | requests | req/s | p50 | p95 |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for size in (int(s) for s in args.sizes.split(",")):
+        tmp = Path(tempfile.mkdtemp(prefix="dmm-bench-http-"))
+        proc = None
+        try:
+            root = tmp / "repo"
+            root.mkdir()
+            make_repo(root, size)
+            timed([*DMM, "query", "warm the cache"], root)
+            proc, port = start(root)
+            client(port, TASKS)  # warm the server
+            for clients in (int(c) for c in args.clients.split(",")):
+                rps, times = burst(port, clients, args.requests)
+                print(f"| {size:,} | {clients} | {len(times)} | {rps:.1f} "
+                      f"| {statistics.median(times) * 1000:.0f} ms "
+                      f"| {pct(times, 0.95) * 1000:.0f} ms |", flush=True)
+        finally:
+            if proc:
+                proc.terminate()
+                proc.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
