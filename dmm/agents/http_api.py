@@ -12,9 +12,10 @@ person's token may also decide (approve, reject, process, resolve, dismiss) and 
 recorded as the reviewer. Every POST must be ``application/json``, which a browser cannot send
 to another origin without asking first (and this server answers no such question).
 
-Core calls are blocking (git processes, SQLite): each runs in Starlette's thread pool. The
-core's locks (dmm.lock, git's index.lock, the cache's write lock) are flocks taken per open
-file, so they serialise threads as they serialise processes.
+Core calls are blocking (git processes, SQLite), so they run in threads: reads one at a time
+(``Readers``), writes in Starlette's thread pool. The core's locks (dmm.lock, git's
+index.lock, the cache's write lock) are flocks taken per open file, so they serialise threads
+as they serialise processes.
 """
 
 from __future__ import annotations
@@ -217,7 +218,7 @@ class Operation:
     body: type[Model] | None = None
     decides: bool | Callable[[Any], bool] = False  # a person's decision: needs their token
     created: bool = False  # 201 when the call made something
-    reads: bool | None = None  # only reads the store (default: GET); see _endpoint
+    reads: bool | None = None  # only reads the store (default: GET); see Readers
 
     @property
     def read_only(self) -> bool:

@@ -1,7 +1,7 @@
 """Benchmark what agents pay: a `memory_query` round trip through a running `dmm mcp` server
-(warm: the server is started once), the `UserPromptSubmit` hook end to end (a process fed the
-hook's JSON, as Claude Code runs it), and the same query as a `dmm query` process (run on
-demand).
+(warm: the server is started once), a `POST /query` through a running `dmm serve` (one client),
+the `UserPromptSubmit` hook end to end (a process fed the hook's JSON, as Claude Code runs it),
+and the same query as a `dmm query` process, side by side on one store (run on demand).
 
     python tests/benchmarks/bench_agents.py --sizes 1000,10000 [--runs 30]
 """
@@ -18,10 +18,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DMM, byte_compile, make_repo, timed  # noqa: E402
-
-TASKS = ["add retries with backoff to the partner client", "how are invoices numbered",
-         "which database migrations need a review", "rotate the api keys of a service"]
+from bench_http import serving  # noqa: E402
+from common import DMM, TASKS, byte_compile, make_repo, pct, timed  # noqa: E402
 
 
 def mcp_round_trips(root: Path, runs: int) -> tuple[float, list[float]]:
@@ -62,11 +60,6 @@ def hook_runs(root: Path, runs: int) -> list[float]:
     return times
 
 
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000")
@@ -74,8 +67,9 @@ def main() -> None:
     args = ap.parse_args()
     byte_compile()
     print("| memories | MCP start + first query | MCP memory_query p50 | p95 "
-          "| UserPromptSubmit hook p50 | p95 | `dmm query` process p50 |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+          "| HTTP POST /query p50 | p95 | UserPromptSubmit hook p50 | p95 "
+          "| `dmm query` process p50 |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
         tmp = Path(tempfile.mkdtemp(prefix="dmm-bench-agents-"))
         try:
@@ -84,12 +78,15 @@ def main() -> None:
             make_repo(root, size)
             timed([*DMM, "query", "warm the cache"], root)
             ready, trips = mcp_round_trips(root, args.runs)
+            with serving(root) as http:
+                _, posts = http(1, args.runs)
             hooks = hook_runs(root, min(args.runs, 20))
             procs = [timed([*DMM, "query", TASKS[i % len(TASKS)], "--json"], root)[0]
                      for i in range(min(args.runs, 15))]
             ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
             print(f"| {size:,} | {ms(ready)} | {ms(statistics.median(trips))} "
-                  f"| {ms(pct(trips, 0.95))} | {ms(statistics.median(hooks))} "
+                  f"| {ms(pct(trips, 0.95))} | {ms(statistics.median(posts))} "
+                  f"| {ms(pct(posts, 0.95))} | {ms(statistics.median(hooks))} "
                   f"| {ms(pct(hooks, 0.95))} | {ms(statistics.median(procs))} |")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -10,6 +10,7 @@ the pack, the JSON), each client on its own keep-alive connection.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import re
@@ -22,17 +23,24 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_agents import TASKS, pct  # noqa: E402
-from common import DMM, byte_compile, make_repo, timed  # noqa: E402
+from common import DMM, TASKS, byte_compile, make_repo, pct, timed  # noqa: E402
 
 
-def start(root: Path) -> tuple[subprocess.Popen, int]:
+@contextlib.contextmanager
+def serving(root: Path) -> Iterator[Callable[[int, int], tuple[float, list[float]]]]:
+    """A warm `dmm serve` in ``root``; yields burst(clients, total) against it."""
     proc = subprocess.Popen([*DMM, "serve", "--port", "0"], cwd=root, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
-    port = int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
-    return proc, port
+    try:
+        port = int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
+        client(port, TASKS)  # warm the server
+        yield lambda clients, total: burst(port, clients, total)
+    finally:
+        proc.terminate()
+        proc.wait()
 
 
 def client(port: int, requests: list[str]) -> list[float]:
@@ -77,23 +85,18 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
         tmp = Path(tempfile.mkdtemp(prefix="dmm-bench-http-"))
-        proc = None
         try:
             root = tmp / "repo"
             root.mkdir()
             make_repo(root, size)
             timed([*DMM, "query", "warm the cache"], root)
-            proc, port = start(root)
-            client(port, TASKS)  # warm the server
-            for clients in (int(c) for c in args.clients.split(",")):
-                rps, times = burst(port, clients, args.requests)
-                print(f"| {size:,} | {clients} | {len(times)} | {rps:.1f} "
-                      f"| {statistics.median(times) * 1000:.0f} ms "
-                      f"| {pct(times, 0.95) * 1000:.0f} ms |", flush=True)
+            with serving(root) as run:
+                for clients in (int(c) for c in args.clients.split(",")):
+                    rps, times = run(clients, args.requests)
+                    print(f"| {size:,} | {clients} | {len(times)} | {rps:.1f} "
+                          f"| {statistics.median(times) * 1000:.0f} ms "
+                          f"| {pct(times, 0.95) * 1000:.0f} ms |", flush=True)
         finally:
-            if proc:
-                proc.terminate()
-                proc.wait()
             shutil.rmtree(tmp, ignore_errors=True)
 
 

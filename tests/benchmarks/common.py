@@ -12,6 +12,14 @@ from generate import generate
 
 # The console script a user runs, from the same environment as this interpreter.
 DMM = [str(Path(sys.executable).parent / "dmm")]
+# Tasks that agents ask (the synthetic store answers each).
+TASKS = ["add retries with backoff to the partner client", "how are invoices numbered",
+         "which database migrations need a review", "rotate the api keys of a service"]
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
 
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
