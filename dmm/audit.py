@@ -11,37 +11,45 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from dmm.gitrepo import Commit, Git
+from dmm.gitrepo import Commit, Git, all_trailers
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
+
+
+# the events `dmm log --decision` takes
+DECISIONS = ("proposed", "approved", "modified", "rejected", "deferred", "withdrawn", "fixed")
+RESOLUTIONS = tuple(f"resolved:{a}" for a in ("deprecate", "merge", "clarify", "dismiss",
+                                              "defer", "flag", "undo"))
+EVENTS = DECISIONS + RESOLUTIONS
 
 
 @dataclass
 class LogEntry:
     commit: str
     date: str
-    who: str
-    event: str  # proposed | approved | modified | rejected | deferred | withdrawn | fixed | ...
+    who: str  # who made the event: the reviewer, the resolver or the proposer
+    event: str  # proposed | approved | ... | fixed | resolved:<action>
     proposal_id: str = ""
     type: str = ""
     path: str = ""
     new_path: str = ""
-    memory_id: str = ""
+    memory_id: str = ""  # the first memory the event names (see memory_ids)
     reason: str = ""
     reviewer: str = ""
     confidence: str = ""
     issues: list[str] = field(default_factory=list)
-    trailers: dict = field(default_factory=dict)
+    conflict_id: str = ""
+    memory_ids: list[str] = field(default_factory=list)  # every memory the event names
+    trailers: dict[str, list[str]] = field(default_factory=dict)  # every value of each key
 
     def to_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k != "trailers"}
-        out["trailers"] = self.trailers
-        return out
+        return dict(self.__dict__)
 
 
 def _entry(commit: Commit) -> LogEntry | None:
     t = commit.trailers
     if not t:
         return None
+    every = all_trailers(commit.message)
     if "Dmm-Decision" in t:
         event = t["Dmm-Decision"]
     elif "Dmm-Fix" in t:
@@ -54,19 +62,22 @@ def _entry(commit: Commit) -> LogEntry | None:
         event = "recorded"
     body = commit.message.split("\n", 1)[1] if "\n" in commit.message else ""
     reason = "\n".join(l for l in body.splitlines() if not l.startswith("Dmm-")).strip()
-    issues = [line.split(":", 1)[1].strip() for line in commit.message.splitlines()
-              if line.startswith("Dmm-Issue:")]
-    return LogEntry(commit=commit.sha, date=commit.date, who=commit.author, event=event,
+    ids = list(dict.fromkeys(v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
+                             for v in every.get(key, ())))
+    who = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else
+           t.get("Dmm-Proposed-By")) or commit.author
+    return LogEntry(commit=commit.sha, date=commit.date, who=who, event=event,
                     proposal_id=t.get("Dmm-Proposal", ""), type=t.get("Dmm-Type", ""),
                     path=t.get("Dmm-Path", ""), new_path=t.get("Dmm-New-Path", ""),
-                    memory_id=t.get("Dmm-Memory", ""), reason=reason,
+                    memory_id=ids[0] if ids else "", reason=reason,
                     reviewer=t.get("Dmm-Reviewer", ""), confidence=t.get("Dmm-Confidence", ""),
-                    issues=issues, trailers=t)
+                    issues=every.get("Dmm-Issue", []), conflict_id=t.get("Dmm-Conflict", ""),
+                    memory_ids=ids, trailers=every)
 
 
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,
             decision: str | None = None, limit: int | None = None) -> list[LogEntry]:
-    """Every dmm event, newest first, optionally filtered."""
+    """Every dmm event, newest first, optionally filtered (``memory``: events naming it)."""
     revs = [rev for rev in ("HEAD", AUDIT_REF) if git.rev_parse(rev)]
     if not revs and not git.refs(PROPOSAL_PREFIX):
         return []
@@ -78,7 +89,7 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
             continue
         if path and path not in (entry.path, entry.new_path):
             continue
-        if memory and memory != entry.memory_id:
+        if memory and memory not in entry.memory_ids:
             continue
         if decision and decision != entry.event:
             continue
@@ -86,6 +97,13 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
         if limit and len(out) >= limit:
             break
     return out
+
+
+def ids_ever_named(git: Git) -> set[str]:
+    """Every memory id any dmm event ever named: proposals open, approved, rejected or
+    withdrawn, resolutions. A new memory never gets one of them, so one id's log never mixes
+    two memories (git keeps rejected proposals reachable from dmm/audit)."""
+    return {i for e in entries(git) for i in e.memory_ids}
 
 
 def decision_counts(git: Git) -> dict[str, int]:

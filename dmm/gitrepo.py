@@ -71,6 +71,14 @@ def trailers(message: str) -> dict[str, str]:
     return {k: v.strip() for k, v in TRAILER.findall(message)}
 
 
+def all_trailers(message: str) -> dict[str, list[str]]:
+    """Every ``Dmm-*`` trailer of a commit message with all its values, in order."""
+    out: dict[str, list[str]] = {}
+    for k, v in TRAILER.findall(message):
+        out.setdefault(k, []).append(v.strip())
+    return out
+
+
 def trailer_values(message: str, key: str) -> list[str]:
     """Every value of the trailer ``key``, in order (trailers may repeat)."""
     return [v.strip() for k, v in TRAILER.findall(message) if k == key]

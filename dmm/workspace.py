@@ -77,7 +77,10 @@ class Workspace:
             resolved = cand.resolve()
             if resolved.is_relative_to(memory_dir) and resolved.exists():
                 return resolved.relative_to(memory_dir).as_posix()
-        resolved = candidates[-1].resolve()
+        # a file that is gone (deprecated, renamed): as the user wrote it, from the root when
+        # it names .dmm/memory/, else relative to .dmm/memory/
+        named_from_root = raw.parts[:2] == (DMM_DIR, "memory")
+        resolved = (self.root / raw if named_from_root else candidates[-1]).resolve()
         if not resolved.is_relative_to(memory_dir):
             raise InvalidInputError(f"{path} is outside {DMM_DIR}/memory/")
         return resolved.relative_to(memory_dir).as_posix()
