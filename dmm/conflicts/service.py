@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from dmm.conflicts import auto, resolver, store
@@ -19,7 +20,6 @@ from dmm.gitrepo import Git, commit_message
 from dmm.index import db, read
 from dmm.landing import commit_files
 from dmm.memory.model import Memory
-from dmm.proposals.queue import open_proposals
 from dmm.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -103,7 +103,9 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
                     and (not conflict_id or cid == conflict_id) and (not type_ or c.type == type_)
                     and c.confidence >= min_confidence):
                 extra.append(c)
-    out = store.with_decisions(found, decided) + extra
+    # most confident first, whether detected or known from a decision (a flag is 1.00)
+    out = sorted(store.with_decisions(found, decided) + extra,
+                 key=lambda c: (-c.confidence, c.conflict_id))
     return out[:limit] if limit else out, total + len(extra)
 
 
@@ -116,18 +118,15 @@ def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> lis
 
 
 def stats(ws: Workspace, conn: sqlite3.Connection) -> dict:
-    """Counts by type, detection method and status over every detected or decided conflict."""
-    ensure_current(ws, conn)
-    decided = store.decisions(ws.conflicts_dir)
-    detected = {r[0] for r in conn.execute("SELECT conflict_id FROM conflicts")}
-    by_status = {"unresolved": len(detected - set(decided))}
-    for d in decided.values():
-        by_status[d["status"]] = by_status.get(d["status"], 0) + 1
-    avg = conn.execute("SELECT avg(confidence) FROM conflicts").fetchone()[0] or 0.0
-    return {"total": len(detected | set(decided)),
-            "by_type": store.counts(conn, "type"),
-            "by_method": store.counts(conn, "detection_method"),
-            "by_status": by_status, "average_confidence": round(avg, 3)}
+    """Counts by type, detection method and status over every conflict `conflicts list
+    --status all` shows (detected, flagged by hand, resolved): each count sums to the total."""
+    found, _ = conflicts(ws, conn, status="all")
+    count = lambda key: dict(sorted(Counter(key(c) for c in found).items()))  # noqa: E731
+    return {"total": len(found), "by_type": count(lambda c: c.type),
+            "by_method": count(lambda c: c.detection_method),
+            "by_status": count(lambda c: c.status),
+            "average_confidence": round(sum(c.confidence for c in found) / len(found), 3)
+            if found else 0.0}
 
 
 def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description: str,
@@ -175,8 +174,10 @@ def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.Resolutio
         raise NotFoundError(f"memory {', '.join(gone)} of {conflict.conflict_id} is gone: "
                             "run `dmm conflicts scan`")
     mems = [found[m.memory_id] for m in conflict.memories]
+    from dmm.audit import ids_ever_named
+
     taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
-    taken |= {p.memory_id for p in open_proposals(Git(ws.root), with_status=False)}
+    taken |= ids_ever_named(Git(ws.root))  # open proposals too: they are commits with trailers
     return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,
                             propose=propose)
 

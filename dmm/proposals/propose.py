@@ -30,6 +30,7 @@ class _Checks:
     def __init__(self) -> None:
         self.errors: list[str] = []
         self.warnings: list[str] = []
+        self.not_found = False  # the memory to update, deprecate or promote does not exist
 
 
 def normalise_path(ws: Workspace, raw: str) -> tuple[str | None, str | None]:
@@ -85,13 +86,15 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         if not content:
             checks.errors.append("content is required: pass --content, --file or stdin")
         else:
+            from dmm.audit import ids_ever_named
+
             taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
-            new_text, errors = complete(content, rel, today,
-                                        taken | {p.memory_id for p in open_props})
+            new_text, errors = complete(content, rel, today, taken | ids_ever_named(git))
             checks.errors += errors
     else:
         if current_text is None:
             checks.errors.append(f"{rel} does not exist in the last commit")
+            checks.not_found = True
         elif type == "update":
             if patch:
                 try:
@@ -171,7 +174,7 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
 
 def _refused(checks: _Checks) -> ProposalResult:
     return ProposalResult(False, None, False, checks.warnings, checks.errors,
-                          "precheck failed: nothing was proposed")
+                          "precheck failed: nothing was proposed", not_found=checks.not_found)
 
 
 def _field(text: str, key: str) -> str | None:
