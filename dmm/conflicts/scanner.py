@@ -210,8 +210,9 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     candidates = [c for analyzer in use for c in analyzer.analyze(ctx)]
     conflicts = merge(candidates, features, config["min_confidence"], started_at)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
+    partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
     new, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id,
-                               fingerprint(config))
+                               fingerprint(config), partial)
     by_type: dict[str, int] = defaultdict(int)
     by_method: dict[str, int] = defaultdict(int)
     for c in conflicts:

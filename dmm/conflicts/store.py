@@ -19,26 +19,35 @@ from dmm.workspace import DMM_DIR
 
 
 def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | None,
-         scan_id: str, fingerprint: str) -> tuple[int, int]:
+         scan_id: str, fingerprint: str, methods: set[str] | None = None) -> tuple[int, int]:
     """Replace the stored conflicts (all, or those touching ``focus``); (new, existing).
-    ``fingerprint``: the analyzers' version and settings the scan ran with."""
+    ``fingerprint``: the analyzers' version and settings the scan ran with. ``methods``: a
+    partial scan ran only these analyzers, so it replaces only what they alone found (a
+    conflict another analyzer also found stays as it was) and leaves the store marked as not
+    scanned by the others."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         first_seen = dict(conn.execute("SELECT conflict_id, detected_at FROM conflicts"))
-        if focus is None:
-            conn.execute("DELETE FROM conflicts")
-        else:
-            ids = sorted(focus)
-            for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
-                marks = ",".join("?" * len(chunk))
-                conn.execute(f"DELETE FROM conflicts WHERE a IN ({marks}) OR b IN ({marks})",
-                             chunk + chunk)
+        kept = set()  # found by an analyzer this scan did not run: not this scan's to judge
+        if methods is not None:
+            for cid, record in conn.execute("SELECT conflict_id, record FROM conflicts"):
+                found_by = set(_cached_json(record).get("methods") or ())
+                if not found_by <= methods:
+                    kept.add(cid)
+        stale = conn.execute("SELECT conflict_id, a, b FROM conflicts").fetchall()
+        gone = [cid for cid, a, b in stale if cid not in kept
+                and (focus is None or a in focus or b in focus)]
+        for start in range(0, len(gone), 500):
+            chunk = gone[start:start + 500]
+            conn.execute(f"DELETE FROM conflicts WHERE conflict_id IN "
+                         f"({','.join('?' * len(chunk))})", chunk)
         # conflicts of memories that no longer exist go too
         conn.execute("DELETE FROM conflicts WHERE a NOT IN (SELECT id FROM memories) "
                      "OR b NOT IN (SELECT id FROM memories)")
         new = 0
         for c in conflicts:
+            if c.conflict_id in kept:
+                continue
             if c.conflict_id in first_seen:
                 c.detected_at = first_seen[c.conflict_id]
             else:
@@ -48,12 +57,13 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
                           c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
                           c.detected_at, scan_id))
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
-                     (marshal.dumps(_digests(conn)),))
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_with', ?)",
-                     (fingerprint,))
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) SELECT 'scanned_generation', "
-                     "value FROM meta WHERE key = 'generation'")
+        if methods is None:  # only a scan by every analyzer brings the store up to date
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
+                         (marshal.dumps(_digests(conn)),))
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_with', ?)",
+                         (fingerprint,))
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) SELECT 'scanned_generation', "
+                         "value FROM meta WHERE key = 'generation'")
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # SQLite has already rolled back after some errors
@@ -240,8 +250,3 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
     if limit:
         sql += f" LIMIT {int(limit)}"
     return [from_dict(_cached_json(r[0])) for r in conn.execute(sql, args)], total
-
-
-def counts(conn: sqlite3.Connection, column: str) -> dict[str, int]:
-    assert column in ("type", "detection_method")
-    return dict(conn.execute(f"SELECT {column}, count(*) FROM conflicts GROUP BY {column}"))
