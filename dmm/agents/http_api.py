@@ -232,7 +232,7 @@ def _propose(c: Call):
     data = c.body.model_dump()
     named = data.pop("proposed_by")
     out = calls.propose(c.ws, proposed_by=c.who if c.token else (named or c.who), **data)
-    return out, (201 if out["success"] else 422)
+    return out, (201 if out["success"] else 404 if out["not_found"] else 422)
 
 
 def _resolve(c: Call):

@@ -118,12 +118,14 @@ def walk(ctx) -> int:
             while True:
                 try:
                     key = _choose()
-                except (click.Abort, EOFError):
+                except EOFError:  # the input ended (Ctrl-D): as q
                     key = "q"
-                if key == "q":
+                except click.Abort:  # Ctrl-C: stop, and say so in the exit status
+                    key = "interrupted"
+                if key in ("q", "interrupted"):
                     message(f"stopped: {done} resolved, {skipped} skipped; every decision "
                             "made so far is committed")
-                    return ExitCode.OK
+                    return ExitCode.OK if key == "q" else ExitCode.INTERRUPTED
                 if key == "s":
                     skipped += 1
                     break

@@ -108,7 +108,8 @@ def process_cmd(ctx, proposal_id, all_, limit, force, as_json) -> int:
     """Run the automated checks on proposals and carry out each decision.
 
     Approved and modified proposals are merged into the checked-out branch; rejected ones are
-    closed with a record on dmm/audit; deferred ones stay open for a person.
+    closed with a record on dmm/audit; deferred ones stay open for a person. Exits 1 when a
+    proposal was rejected, so a script or CI job notices.
     """
     from dmm.proposals.review import process, process_pending
 
@@ -125,7 +126,10 @@ def process_cmd(ctx, proposal_id, all_, limit, force, as_json) -> int:
             message("No pending proposals.")
         for result in results:
             _print_result(result)
-    return 0
+    from dmm.errors import ExitCode
+
+    rejected = any(r.decision == "rejected" for r in results)
+    return ExitCode.PROBLEMS_FOUND if rejected else ExitCode.OK
 
 
 @command.command("approve")

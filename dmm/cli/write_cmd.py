@@ -54,7 +54,9 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
             message(f"  error: {e}")
         for w in result.precheck_warnings:
             message(f"  warning: {w}")
-    return ExitCode.OK if result.success else ExitCode.INVALID_INPUT
+    if result.success:
+        return ExitCode.OK
+    return ExitCode.NOT_FOUND if result.not_found else ExitCode.INVALID_INPUT
 
 
 @click.group("write")

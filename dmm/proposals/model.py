@@ -74,12 +74,14 @@ class ProposalResult:
     precheck_errors: list[str] = field(default_factory=list)
     message: str = ""
     proposal: Proposal | None = None
+    not_found: bool = False  # refused because the memory it is about does not exist
 
     def to_dict(self) -> dict:
         out = {"success": self.success, "proposal_id": self.proposal_id,
                "precheck_passed": self.precheck_passed,
                "precheck_warnings": self.precheck_warnings,
-               "precheck_errors": self.precheck_errors, "message": self.message}
+               "precheck_errors": self.precheck_errors, "message": self.message,
+               "not_found": self.not_found}
         if self.proposal:
             out.update({k: v for k, v in self.proposal.to_dict().items()
                         if k not in ("proposal_id",)})

@@ -208,7 +208,7 @@ def test_reviewer_decisions(committed):
                   content=new_memory(body.split("\n", 1)[0], body.split("\n", 1)[1],
                                      tags="[database]"))["proposal_id"]
     proc = committed.dmm("review", "process", "--id", pid, "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == ExitCode.PROBLEMS_FOUND, proc.stderr  # a rejection: scripts notice
     result = json.loads(proc.stdout)
     assert result["decision"] == "rejected"
     assert any(i["category"] == "duplicate" and i["severity"] == "error"
@@ -238,7 +238,9 @@ def test_every_precheck_failure_is_clear(committed, args, content, message):
         content = new_memory("Duplicate path")
     proc = committed.dmm("write", *args, "--reason", "r", "--json", input=content)
     data = json.loads(proc.stdout)
-    assert proc.returncode == ExitCode.INVALID_INPUT and not data["success"]
+    wanted = ExitCode.NOT_FOUND if message == "does not exist" else ExitCode.INVALID_INPUT
+    assert proc.returncode == wanted and not data["success"]
+    assert data["not_found"] == (message == "does not exist")
     assert any(message in e for e in data["precheck_errors"]), data
     assert git(committed.root, "branch", "--list", "dmm/*") == ""
 

@@ -1,0 +1,135 @@
+"""Answers the everyday commands used to get wrong: events under one memory only, ids handed out
+twice, partial scans that forgot other analyzers, counts that disagreed with lists, exit
+codes that disagreed with the docs. Real repositories, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from dmm.errors import ExitCode
+from tests.conflicts.test_resolution import (BEANSTALK, NEW_LIMIT, OLD_LIMIT, cid, conflicts,
+                                             resolve)
+from tests.conflicts.test_resolution import store  # noqa: F401 - a fixture
+from tests.conftest import git
+from tests.proposals.test_writeback import committed  # noqa: F401 - a fixture
+
+MEMORY = ("---\ntags: [billing]\npriority: 0.6\nconfidence: active\n---\n\n"
+          "# Invoices are numbered per tax year\n\nInvoice numbers restart at 1 each April.\n")
+
+
+def log(repo, *args) -> list[dict]:
+    proc = repo.dmm("log", "--json", *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["entries"]
+
+
+def test_an_event_naming_several_memories_is_logged_under_each(store):
+    conflict = cid(store, OLD_LIMIT, NEW_LIMIT)
+    merged = resolve(store, conflict, "--action", "merge", "--content",
+                     "# Upload ceiling of the gateway\n\nThe gateway refuses uploads above "
+                     "50 MB with 413.\n", "--reason", "one memory for one limit")
+    created = merged["memories_created"][0]
+    for memory in (OLD_LIMIT, NEW_LIMIT, created):
+        events = [e for e in log(store, "--memory", memory) if e["conflict_id"] == conflict]
+        assert [e["event"] for e in events] == ["resolved:merge"], memory
+    entry = log(store, "--decision", "resolved:merge")[0]
+    assert sorted(entry["memory_ids"][:2]) == [OLD_LIMIT, NEW_LIMIT]
+    assert entry["memory_ids"][2:] == [created]
+    assert sorted(entry["trailers"]["Dmm-Memory"]) == [OLD_LIMIT, NEW_LIMIT]
+    assert entry["trailers"]["Dmm-Created"] == [created]
+    text = store.dmm("log", "--limit", "1").stdout
+    assert conflict in text and OLD_LIMIT in text and created in text and "()" not in text
+
+    # an automatic resolution is the resolver's, as its trailer says, not the user's
+    assert store.dmm("conflicts", "resolve", "--auto").returncode == 0
+    auto = [e for e in log(store) if e["event"].startswith("resolved:") and
+            e["trailers"].get("Dmm-Resolved-By") == ["dmm-auto"]]
+    assert auto and all(e["who"] == "dmm-auto" for e in auto)
+
+    bogus = store.dmm("log", "--decision", "bogus")
+    assert bogus.returncode == ExitCode.USAGE and "resolved:merge" in bogus.stderr
+    assert "resolved:" in store.dmm("log", "--help").stdout
+    # paths as the user has them: repository-relative, gone files included
+    moved = log(store, "--path", ".dmm/memory/project/limit_old.md")
+    assert moved == log(store, "--path", "project/limit_old.md")
+
+
+def test_the_id_of_a_rejected_proposal_is_never_handed_out_again(committed):
+    first = json.loads(committed.dmm("write", "propose", "--path", "project/billing/a.md",
+                                     "--reason", "r", "--json", input=MEMORY).stdout)
+    assert first["success"], first
+    rejected = committed.dmm("review", "reject", first["proposal_id"], "--reason", "no")
+    assert rejected.returncode == 0, rejected.stderr
+    second = json.loads(committed.dmm("write", "propose", "--path", "project/billing/b.md",
+                                      "--reason", "r", "--json",
+                                      input=MEMORY.replace("April", "May")).stdout)
+    assert second["success"], second
+    assert second["memory_id"] != first["memory_id"]
+    assert len(log(committed, "--memory", second["memory_id"])) == 1
+
+
+def test_a_partial_scan_replaces_only_its_own_analyzers_findings(store):
+    before = {k: c for k, c in conflicts(store).items()}
+    assert before
+    others = {k for k, c in before.items() if "negation" not in c["methods"]}
+    assert others  # found by analyzers the partial scan below does not run
+    scan = store.dmm("conflicts", "scan", "--methods", "negation", "--full")
+    assert scan.returncode == 0, scan.stderr
+    after = conflicts(store)
+    assert others <= set(after)
+    for key in others:
+        assert after[key]["methods"] == before[key]["methods"]
+    # and the store is not marked as scanned by everything: a later list rescans nothing lost
+    assert set(conflicts(store)) >= others
+
+
+def test_stats_count_what_list_shows_and_list_is_most_confident_first(store):
+    flagged = store.dmm("conflicts", "flag", "--memories", f"{BEANSTALK},{OLD_LIMIT}",
+                        "--description", "the queue limits uploads", "--json")
+    assert flagged.returncode == 0, flagged.stderr
+    listed = json.loads(store.dmm("conflicts", "list", "--status", "all", "--json").stdout)
+    stats = json.loads(store.dmm("conflicts", "stats", "--json").stdout)
+    assert stats["total"] == listed["total"] == len(listed["conflicts"])
+    for key in ("by_type", "by_method", "by_status"):
+        assert sum(stats[key].values()) == stats["total"], key
+    assert stats["by_status"].get("flagged") == 1
+    confidences = [c["confidence"] for c in listed["conflicts"]]
+    assert confidences == sorted(confidences, reverse=True)
+    unresolved = json.loads(store.dmm("conflicts", "list", "--json").stdout)["conflicts"]
+    shown = [c["confidence"] for c in unresolved]
+    assert shown == sorted(shown, reverse=True) and 1.0 in shown  # the flag, first
+
+
+def test_exit_codes_are_the_documented_ones(store):
+    missing = store.dmm("write", "deprecate", "--path", "project/nope.md", "--reason", "x")
+    assert missing.returncode == ExitCode.NOT_FOUND, missing.stderr
+    same = (store.memory / "project/limit_old.md").read_text()  # a duplicate: rejected
+    copy = "---\ntags: [uploads, limits]\npriority: 0.5\nconfidence: active\n---\n\n# " + \
+        same.split("\n# ", 1)[1]
+    made = json.loads(store.dmm("write", "propose", "--path", "project/limit_copy.md",
+                                "--reason", "r", "--json", input=copy).stdout)
+    assert made["success"], made
+    processed = store.dmm("review", "process", "--id", made["proposal_id"])
+    assert "REJECTED" in processed.stdout, processed.stdout
+    assert processed.returncode == ExitCode.PROBLEMS_FOUND
+    checked = store.dmm("conflicts", "check", "--memories", f"{OLD_LIMIT},{NEW_LIMIT}")
+    assert checked.returncode == ExitCode.PROBLEMS_FOUND
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_interactive_resolver_exits_130(store):
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(sys.executable, ["-m", "dmm", "conflicts", "resolve", "--interactive"],
+                          cwd=str(store.root), env=dict(os.environ), encoding="utf-8",
+                          timeout=60, dimensions=(50, 140))
+    child.expect(r"\[q\] quit: ")
+    child.sendintr()
+    child.expect("stopped: 0 resolved")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == ExitCode.INTERRUPTED
+    assert git(store.root, "status", "--porcelain") == ""  # nothing half done
