@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_http import serving  # noqa: E402
-from common import DMM, TASKS, byte_compile, make_repo, pct, timed  # noqa: E402
+from common import DMM, TASKS, byte_compile, pct, timed, warm_store  # noqa: E402
 
 
 def mcp_round_trips(root: Path, runs: int) -> tuple[float, list[float]]:
@@ -71,26 +69,18 @@ def main() -> None:
           "| `dmm query` process p50 |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
-        tmp = Path(tempfile.mkdtemp(prefix="dmm-bench-agents-"))
-        try:
-            root = tmp / "repo"
-            root.mkdir()
-            make_repo(root, size)
-            timed([*DMM, "query", "warm the cache"], root)
+        with warm_store(size, "dmm-bench-agents-") as root:
             ready, trips = mcp_round_trips(root, args.runs)
             with serving(root) as http:
                 _, posts = http(1, args.runs)
             hooks = hook_runs(root, min(args.runs, 20))
             procs = [timed([*DMM, "query", TASKS[i % len(TASKS)], "--json"], root)[0]
                      for i in range(min(args.runs, 15))]
-            ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
-            print(f"| {size:,} | {ms(ready)} | {ms(statistics.median(trips))} "
-                  f"| {ms(pct(trips, 0.95))} | {ms(statistics.median(posts))} "
-                  f"| {ms(pct(posts, 0.95))} | {ms(statistics.median(hooks))} "
-                  f"| {ms(pct(hooks, 0.95))} | {ms(statistics.median(procs))} |")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
+        ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
+        print(f"| {size:,} | {ms(ready)} | {ms(statistics.median(trips))} "
+              f"| {ms(pct(trips, 0.95))} | {ms(statistics.median(posts))} "
+              f"| {ms(pct(posts, 0.95))} | {ms(statistics.median(hooks))} "
+              f"| {ms(pct(hooks, 0.95))} | {ms(statistics.median(procs))} |")
 
 if __name__ == "__main__":
     main()

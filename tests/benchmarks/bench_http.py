@@ -14,19 +14,17 @@ import contextlib
 import http.client
 import json
 import re
-import shutil
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DMM, TASKS, byte_compile, make_repo, pct, timed  # noqa: E402
+from common import DMM, TASKS, byte_compile, pct, warm_store  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -84,21 +82,12 @@ def main() -> None:
     print("| memories | clients | requests | req/s | p50 | p95 |")
     print("|---:|---:|---:|---:|---:|---:|")
     for size in (int(s) for s in args.sizes.split(",")):
-        tmp = Path(tempfile.mkdtemp(prefix="dmm-bench-http-"))
-        try:
-            root = tmp / "repo"
-            root.mkdir()
-            make_repo(root, size)
-            timed([*DMM, "query", "warm the cache"], root)
-            with serving(root) as run:
-                for clients in (int(c) for c in args.clients.split(",")):
-                    rps, times = run(clients, args.requests)
-                    print(f"| {size:,} | {clients} | {len(times)} | {rps:.1f} "
-                          f"| {statistics.median(times) * 1000:.0f} ms "
-                          f"| {pct(times, 0.95) * 1000:.0f} ms |", flush=True)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
+        with warm_store(size, "dmm-bench-http-") as root, serving(root) as run:
+            for clients in (int(c) for c in args.clients.split(",")):
+                rps, times = run(clients, args.requests)
+                print(f"| {size:,} | {clients} | {len(times)} | {rps:.1f} "
+                      f"| {statistics.median(times) * 1000:.0f} ms "
+                      f"| {pct(times, 0.95) * 1000:.0f} ms |", flush=True)
 
 if __name__ == "__main__":
     main()

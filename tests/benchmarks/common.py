@@ -3,10 +3,14 @@ synthetic store, and byte-compiling the package the way a wheel install would.""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Iterator
 
 from generate import generate
 
@@ -47,6 +51,20 @@ def make_repo(root: Path, size: int) -> list[Path]:
     run("git", "add", "-A")
     run("git", "commit", "-qm", "store")
     return files
+
+
+@contextlib.contextmanager
+def warm_store(size: int, prefix: str) -> Iterator[Path]:
+    """A temporary repository with ``size`` memories and a warm cache, removed afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        root = tmp / "repo"
+        root.mkdir()
+        make_repo(root, size)
+        timed([*DMM, "query", "warm the cache"], root)
+        yield root
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def byte_compile() -> None:
