@@ -123,7 +123,13 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     if not ranked:
         warnings.append("no memory matched the task: try other words, or check `dmm status`")
     found = []
-    if conflicts_dir is not None and conn.execute("SELECT 1 FROM conflicts LIMIT 1").fetchone():
+    if conflicts_dir is not None and not conn.execute(
+            "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
+        # a fresh clone or a rebuilt cache: say so rather than imply there is no conflict
+        warnings.append("conflicts among these memories were not checked: this cache has "
+                        "never been scanned (run `dmm conflicts scan`; the git hooks keep it "
+                        "current after that)")
+    elif conflicts_dir is not None and conn.execute("SELECT 1 FROM conflicts LIMIT 1").fetchone():
         from dmm.conflicts.store import among
 
         found = among(conn, [e.memory.id for e in baseline + retrieved], conflicts_dir)

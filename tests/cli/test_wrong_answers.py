@@ -14,7 +14,7 @@ from dmm.errors import ExitCode
 from tests.conflicts.test_resolution import (BEANSTALK, NEW_LIMIT, OLD_LIMIT, cid, conflicts,
                                              resolve)
 from tests.conflicts.test_resolution import store  # noqa: F401 - a fixture
-from tests.conftest import git
+from tests.conftest import git, run_dmm
 from tests.proposals.test_writeback import committed  # noqa: F401 - a fixture
 
 MEMORY = ("---\ntags: [billing]\npriority: 0.6\nconfidence: active\n---\n\n"
@@ -133,3 +133,17 @@ def test_ctrl_c_in_the_interactive_resolver_exits_130(store):
     child.close()
     assert child.exitstatus == ExitCode.INTERRUPTED
     assert git(store.root, "status", "--porcelain") == ""  # nothing half done
+
+
+def test_a_fresh_clone_says_its_conflicts_were_not_checked(store, tmp_path):
+    assert store.dmm("conflicts", "scan").returncode == 0
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(store.root), str(clone))
+    task = "upload size ceiling of the gateway"
+    pack = json.loads(run_dmm("query", task, "--json", cwd=clone).stdout)
+    assert {OLD_LIMIT, NEW_LIMIT} <= {m["memory_id"] for m in pack["retrieved"]}
+    assert any("were not checked" in w for w in pack["warnings"]), pack["warnings"]
+    assert run_dmm("conflicts", "scan", cwd=clone).returncode == 0
+    pack = json.loads(run_dmm("query", task, "--json", cwd=clone).stdout)
+    assert not any("were not checked" in w for w in pack["warnings"])
+    assert pack["conflicts"]  # now checked, and the contradiction is named
