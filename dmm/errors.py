@@ -50,6 +50,11 @@ class InvalidInputError(DmmError):
     exit_code = ExitCode.INVALID_INPUT
 
 
+class AlreadyDecidedError(InvalidInputError):
+    """The proposal or conflict was decided already (by someone else, or earlier): the same
+    exit code as any unusable input; the HTTP API answers 409."""
+
+
 class BusyError(DmmError):
     exit_code = ExitCode.BUSY
 

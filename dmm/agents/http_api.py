@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dmm.agents import calls
 from dmm.conflicts.model import STATUSES, TYPES
 from dmm.conflicts.resolver import ACTIONS
-from dmm.errors import DmmError, ExitCode
+from dmm.errors import AlreadyDecidedError, DmmError, ExitCode
 from dmm.query.run import MAX_BUDGET
 from dmm.workspace import Workspace
 
@@ -490,10 +490,8 @@ def _endpoint(ws: Workspace, access: Access, op: Operation, readers: Readers):
 def _status(exc: DmmError) -> int:
     from dmm.proposals.decide import ConflictError
 
-    if isinstance(exc, ConflictError):
+    if isinstance(exc, (AlreadyDecidedError, ConflictError)):
         return 409
-    if exc.exit_code == ExitCode.INVALID_INPUT and " is already " in exc.message:
-        return 409  # decided already (a proposal, a conflict)
     return STATUS_OF.get(exc.exit_code, 500)
 
 

@@ -52,19 +52,15 @@ def list_cmd(ctx, status, limit, as_json) -> int:
 @click.pass_context
 def show_cmd(ctx, proposal_id, as_json) -> int:
     """Show one proposal: who, why, and its diff."""
-    from dmm.errors import NotFoundError
     from dmm.gitrepo import Git
-    from dmm.proposals.queue import decision_of, load
+    from dmm.proposals.decide import not_open
+    from dmm.proposals.queue import load
 
     ws = workspace(ctx)
     git = Git(ws.root)
     proposal = load(git, proposal_id)
     if proposal is None:
-        decided = decision_of(git, proposal_id)
-        if decided:
-            raise InvalidInputError(f"proposal {proposal_id} is already {decided}",
-                                    hint="`dmm log` shows its record")
-        raise NotFoundError(f"no open proposal {proposal_id}")
+        raise not_open(git, proposal_id)
     diff = git.diff(proposal.base, proposal.commit)
     if as_json:
         emit_json({**proposal.to_dict(), "diff": diff})

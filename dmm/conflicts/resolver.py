@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from dmm.conflicts import store
 from dmm.conflicts.model import Conflict, check_conflict_id, pair_key
-from dmm.errors import InvalidInputError, NotFoundError
+from dmm.errors import AlreadyDecidedError, InvalidInputError, NotFoundError
 from dmm.gitrepo import Git, commit_message
 from dmm.fsutil import file_lock
 from dmm.landing import land
@@ -288,7 +288,7 @@ def _check_still_open(git: Git, rev: str, conflict: Conflict) -> None:
     except (ValueError, AttributeError):
         now = None
     if now is not None and now != conflict.status:
-        raise InvalidInputError(f"{conflict.conflict_id} was already {now} meanwhile, by "
+        raise AlreadyDecidedError(f"{conflict.conflict_id} was already {now} meanwhile, by "
                                 "another command", hint="`dmm conflicts show "
                                                         f"{conflict.conflict_id}` shows it now")
 
@@ -312,14 +312,15 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
             taken_ids: set[str], propose: bool = False, today: dt.date | None = None,
             ) -> ResolutionResult:
     """Carry out ``request`` on ``conflict`` (between ``mems``) as one commit; with
-    ``propose``, as a proposal branch instead. ``taken_ids``: every memory id in use."""
+    ``propose``, as a proposal branch instead. ``taken_ids``: every memory id in use (only a
+    merge needs them)."""
     action = request.action
     if action not in ACTIONS:
         raise InvalidInputError(f"--action must be one of {', '.join(ACTIONS)}")
     if not request.reason.strip():
         raise InvalidInputError("a reason is required: say why this resolves the conflict")
     if conflict.status in CLOSED:
-        raise InvalidInputError(f"{conflict.conflict_id} is already {conflict.status}",
+        raise AlreadyDecidedError(f"{conflict.conflict_id} is already {conflict.status}",
                                 hint=f"`dmm conflicts undo {conflict.conflict_id}` reopens it")
     if propose and action in ("dismiss", "defer"):
         raise InvalidInputError(f"{action} changes no memory, so there is nothing to review: "
@@ -404,7 +405,7 @@ def undo(git: Git, conflict_id: str, reason: str, who: str | None = None) -> Res
     done = last[0]
     action = done.trailers.get("Dmm-Resolution", "")
     if action == "undo":
-        raise InvalidInputError(f"the last resolution of {conflict_id} was already undone "
+        raise AlreadyDecidedError(f"the last resolution of {conflict_id} was already undone "
                                 f"(commit {done.sha[:12]})")
     before = done.parents[0] if done.parents else None
     if before is None:

@@ -174,10 +174,12 @@ def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.Resolutio
         raise NotFoundError(f"memory {', '.join(gone)} of {conflict.conflict_id} is gone: "
                             "run `dmm conflicts scan`")
     mems = [found[m.memory_id] for m in conflict.memories]
-    from dmm.audit import ids_ever_named
+    taken: set[str] = set()
+    if request.action == "merge":  # the only action that makes a memory, with a new id
+        from dmm.audit import ids_ever_named
 
-    taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
-    taken |= ids_ever_named(Git(ws.root))  # open proposals too: they are commits with trailers
+        taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
+        taken |= ids_ever_named(Git(ws.root))  # open proposals too: commits with trailers
     return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,
                             propose=propose)
 

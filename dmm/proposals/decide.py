@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dmm.errors import DmmError, GitError, InvalidInputError, NotFoundError
+from dmm.errors import (AlreadyDecidedError, DmmError, GitError, InvalidInputError,
+                        NotFoundError)
 from dmm.landing import land
 from dmm.fsutil import file_lock
 from dmm.gitrepo import Git, commit_message
@@ -40,10 +41,12 @@ class Decision:
                 "changed_paths": self.changed_paths}
 
 
-def _missing(git: Git, proposal_id: str) -> DmmError:
+def not_open(git: Git, proposal_id: str) -> DmmError:
+    """Why ``proposal_id`` is not open: decided already, or never made."""
     decided = decision_of(git, proposal_id)
     if decided:
-        return InvalidInputError(f"proposal {proposal_id} is already {decided}")
+        return AlreadyDecidedError(f"proposal {proposal_id} is already {decided}",
+                                   hint="`dmm log` shows its record")
     return NotFoundError(f"no open proposal {proposal_id}", hint="`dmm review list` shows them")
 
 
@@ -53,7 +56,7 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
     git = Git(ws.root)
     proposal = load(git, proposal_id)
     if proposal is None:
-        raise _missing(git, proposal_id)
+        raise not_open(git, proposal_id)
     pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
              ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path)]
     if proposal.new_path != proposal.path:
@@ -68,7 +71,7 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
 
     def build(old: str):
         if git.rev_parse(PROPOSAL_PREFIX + proposal_id) != proposal.commit:
-            raise _missing(git, proposal_id)
+            raise not_open(git, proposal_id)
         extra = undeclared_paths(git, proposal, old)
         if extra:
             raise InvalidInputError(
@@ -91,7 +94,7 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
 
     def still_open() -> None:
         if git.rev_parse(PROPOSAL_PREFIX + proposal_id) is None:
-            raise _missing(git, proposal_id)
+            raise not_open(git, proposal_id)
 
     from dmm.index.refresh import open_fresh
 
@@ -113,7 +116,7 @@ def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reas
         for _ in range(MAX_ATTEMPTS):
             proposal = load(git, proposal_id)
             if proposal is None:
-                raise _missing(git, proposal_id)
+                raise not_open(git, proposal_id)
             audit = git.rev_parse(AUDIT_REF)
             pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
                      ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path),
@@ -136,7 +139,7 @@ def amend(ws: Workspace, proposal_id: str, new_text: str, summary: str) -> str:
     git = Git(ws.root)
     proposal = load(git, proposal_id)
     if proposal is None:
-        raise _missing(git, proposal_id)
+        raise not_open(git, proposal_id)
     tree = git.tree_with(proposal.commit,
                          {MEMORY_ROOT + proposal.new_path: git.hash_blob(new_text.encode())})
     message = commit_message(f"dmm: reviewer fixes for {proposal.path}", summary,

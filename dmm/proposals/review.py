@@ -60,7 +60,7 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
     git = Git(ws.root)
     proposal = load(git, proposal_id)
     if proposal is None:
-        raise decide._missing(git, proposal_id)
+        raise decide.not_open(git, proposal_id)
     new_text = (git.show_blob(proposal.commit, MEMORY_ROOT + proposal.new_path) or b"").decode(
         "utf-8", "replace")
     old = git.show_blob(proposal.base, MEMORY_ROOT + proposal.path)

@@ -331,7 +331,7 @@ def test_concurrent_approvals_lose_nothing(committed):
                                       stderr=subprocess.PIPE, text=True))
     results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
     ok = sum(code == 0 for code, _ in results)
-    assert ok == 4, results
+    assert ok == 4, "\n".join(f"exit {code}: {err}" for code, err in results if code)
     for code, err in results:
         assert code == 0 or "already approved" in err, err
     for i in range(4):
