@@ -25,6 +25,20 @@ CHANGE = re.compile(
     r"taken over|no longer|retired|sunset|switched off|turned off|decommissioned|"
     r"reorg|reorganisation|reorganization|umgestellt|ersetzt|migriert|"
     r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*)\b|迁移|改为|替换", re.I)
+# A change recorded as done: a verb of change in the past ("moved", "was upgraded", "took
+# over"), "no longer", or a noun of change said to have happened ("the migration is complete",
+# "after the reorganisation"). "Upgrade the project to ..." (an instruction), "Migration
+# guide" (a how-to) and "a breaking change may occur" record nothing.
+CHANGED = re.compile(
+    r"\b(moved|migrated|switched|replaced|replaces|upgraded|bumped|took over|taken over|"
+    r"takes over|handed over|handed to|no longer|retired|switched off|turned off|shut down|"
+    r"decommissioned|dissolved|umgestellt|ersetzt|migriert|abgelöst|migramos|migrado|"
+    r"reemplazad[oa]s?|sustituid[oa]s?)\b|已迁移|迁移到|改为|已替换|替换为|已升级|升级到|不再", re.I)
+_CHANGE_NOUN = r"(?:migration|upgrade|reorg|reorganisation|reorganization|switchover|cutover)"
+CHANGE_DONE = re.compile(
+    rf"\b{_CHANGE_NOUN}\b.*\b(?:is|was|has been)\s+(?:complete|completed|finished|done)\b|"
+    rf"\b(?:after|since|following)\s+the\s+(?:[\w-]+\s+){{0,3}}{_CHANGE_NOUN}\b|"
+    rf"\b{_CHANGE_NOUN}\s+(?:complete|completed|finished|done)\b", re.I)
 # "from X to Y": what a change left behind (X) and what it moved to (Y)
 TRANSITION = re.compile(r"\bfrom\s+([A-Z][\w.+#-]+)(?:\s+\w+){0,3}?\s+to\s+([A-Z][\w.+#-]+)")
 # Cues that forbid what precedes them: "tab characters are not allowed", "... are sent back"
@@ -102,6 +116,31 @@ DIRECTIVE = re.compile(
     r"not allowed|forbidden)\b", re.I)
 
 
+# In a store of at least MIN_STORE memories, a term found in more than COMMON_SHARE of them is
+# how the store is written (a collection tag, a template's headings, the stack every rule is
+# about), not evidence that two memories share a subject. Smaller stores are too small to tell.
+MIN_STORE = 20
+COMMON_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Document frequencies of the store a scan reads (every memory, not only those loaded)."""
+
+    df: dict[str, int]
+    n: int
+
+    def common(self, term: str) -> bool:
+        return self.n >= MIN_STORE and self.df.get(term, 0) > COMMON_SHARE * self.n
+
+    def specific(self, found: set[str] | tuple[str, ...]) -> set[str]:
+        """The terms of ``found`` that are not common in the store."""
+        return {t for t in found if not self.common(t)}
+
+
+_NO_CORPUS = Corpus({}, 0)
+
+
 @dataclass
 class Features:
     memory: Memory
@@ -124,6 +163,8 @@ class Features:
     title_names: set[str] = field(default_factory=set)  # proper names in the title
     # sentences with a change cue: (sentence, its proper names, its terms)
     changes: list[tuple[str, set[str], set[str]]] = field(default_factory=list)
+    corpus: Corpus = _NO_CORPUS  # the store's document frequencies, shared by every memory
+    point: str = ""  # the title and the first sentence: what the memory is about (see lead)
 
     @property
     def id(self) -> str:
@@ -138,6 +179,15 @@ def _prose(body: str) -> str:
     """``body`` without code blocks and links: a link's text ("see [Avoid X](x.md)") cites
     another memory, it does not forbid anything."""
     return _LINK.sub("", _CODE_BLOCK.sub("", body))
+
+
+_TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
+
+
+def _stated(prose: str) -> str:
+    """The prose that states values: a table (of targets, of examples, of versions per
+    platform) lists values side by side, none of them is the memory's one answer."""
+    return _TABLE_ROW.sub("", prose)
 
 
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
@@ -164,6 +214,20 @@ def anchor_overlap(a: Features, b: Features) -> tuple[float, set[str]]:
     return (len(shared) / union if union else 0.0), shared
 
 
+def records_change(sentence: str) -> bool:
+    return bool(CHANGED.search(sentence) or CHANGE_DONE.search(sentence))
+
+
+def lead(title: str, prose: str) -> list[str]:
+    """A memory's point: its title and the first sentence of its prose. A memory that records
+    a change says so there ("Paging moved from Opsgenie to PagerDuty"); a change mentioned
+    further down a guide ("models trained on the 1.x API generate code that no longer works")
+    is a detail of its subject, not a claim that another memory is out of date."""
+    first = next((s for s in split_sentences(prose) if not s.lstrip().startswith(("|", ">"))),
+                 "")
+    return [title, first] if first else [title]
+
+
 def split_sentences(text: str) -> list[str]:
     text = re.sub(r"^#.*$", "", text, flags=re.M)
     parts = re.split(r"(?<=[.!?。；;])\s+|\n\s*\n|(?<=[。！？])", text)
@@ -179,6 +243,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         weights = {m.id: posting_weights(m)[0] for m in memories}
     if df is None:
         df = Counter(t for w in weights.values() for t in w)
+    corpus = Corpus(df, n or len(memories))
     n = (n or len(memories)) + 1
     out = {}
     for m in memories:
@@ -186,15 +251,17 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         body = m.body
         sentences = split_sentences(body)
-        qs = quantities(body)
-        title_terms = set(terms(m.title))
-        title_names = proper_names(m.title)
         prose = _prose(body)
+        stated = _stated(prose)
+        qs = quantities(stated)
+        title_terms = set(terms(m.title))
+        title_names = title_proper_names(m.title)
+        point = lead(m.title, prose)
         out[m.id] = Features(
             memory=m, vector={t: v / norm for t, v in vec.items()},
             title_terms=title_terms, quantities=qs,
-            contexts=[set(terms(_sentence_at(body, q.start))) | title_terms for q in qs],
-            versions=versions(body), sentences=sentences,
+            contexts=[set(terms(_sentence_at(stated, q.start))) | title_terms for q in qs],
+            versions=versions(stated), sentences=sentences,
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in split_sentences(prose) for p in prohibitions(s)],
             all_terms=set(vec),  # the indexed terms: title, tags, folders and body
@@ -202,8 +269,10 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             named_contexts=named_contexts(m.title, m.tags),
             choices=choices(m.title),
             names=title_names | proper_names(body), title_names=title_names,
-            changes=[(s, proper_names(s), set(terms(s))) for s in sentences + [m.title]
-                     if CHANGE.search(s)])
+            changes=[(s, proper_names(s), set(terms(s))) for s in point
+                     if records_change(s)],
+            point="\n".join(point),
+            corpus=corpus)
     return out
 
 
@@ -222,6 +291,22 @@ def proper_names(text: str) -> set[str]:
             if word.lower() not in STOPWORDS:
                 out.add(word.lower())
     return out
+
+
+def title_proper_names(title: str) -> set[str]:
+    """Proper names in a title. In a Title Case title ("Power BI Report Design Best Practices")
+    a capital says nothing, so only words shaped like names count (PostgreSQL, C#, ADR-12)."""
+    long_words = [w for w in re.findall(r"[^\W\d_]{4,}", title) if w.lower() not in STOPWORDS]
+    if len(long_words) >= 2 and all(w[0].isupper() for w in long_words):
+        return {n for n in proper_names(title) if _shaped(n, title)}
+    return proper_names(title)
+
+
+def _shaped(name: str, text: str) -> bool:
+    """Whether ``name`` is written in ``text`` with a capital or digit after its first letter."""
+    m = re.search(rf"(?<![\w.-]){re.escape(name)}\b", text, re.I)
+    word = m.group(0) if m else name
+    return any(c.isupper() or c.isdigit() for c in word[1:]) or not word.isalnum()
 
 
 def _sentence_at(text: str, pos: int) -> str:

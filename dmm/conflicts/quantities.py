@@ -124,6 +124,10 @@ def quantities(text: str) -> list[Quantity]:
             continue
         u = _UNIT.match(text, end)
         unit = u.group(1).lower() if u else ""
+        if len(unit) == 1 and (m.group(3) or u.start(1) != end):
+            unit = ""  # "30s", "46d": a one-letter unit only written against a number
+        if unit == "second" and m.group(3) in ("a", "an", "one", "ein", "eine"):
+            continue  # "a second approach": an ordinal far more often than a duration
         if unit in DURATION:
             out.append(Quantity("duration", value * DURATION[unit], text[m.start():u.end()],
                                 m.start()))

@@ -109,6 +109,19 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
     return sorted(out)
 
 
+def detect(features: dict[str, Features], focus: set[str], config: dict,
+           analyzers: list | None = None, detected_at: str = "") -> list:
+    """The conflicts among ``features`` that involve a memory of ``focus``: candidate pairs,
+    every analyzer (or those given), merged into one conflict per pair. Pure: no cache, no
+    git (tools/eval_conflicts.py runs exactly this on the evaluation sets)."""
+    pairs = candidate_pairs(features, focus, config["pair_similarity"],
+                            config["skip_ephemeral_pairs"])
+    ctx = ScanContext(features, pairs, focus, config)
+    use = analyzers if analyzers is not None else list(registry().values())
+    candidates = [c for analyzer in use for c in analyzer.analyze(ctx)]
+    return merge(candidates, features, config["min_confidence"], detected_at)
+
+
 NEIGHBOURS = 60  # per changed memory, in an incremental scan
 
 
@@ -204,11 +217,7 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
         raise ValueError(f"unknown method(s): {', '.join(sorted(unknown))}")
     use = [analyzers[m] for m in (methods or analyzers)]
     features, focus = load_features(conn, focus_ids)
-    pairs = candidate_pairs(features, focus, config["pair_similarity"],
-                            config["skip_ephemeral_pairs"])
-    ctx = ScanContext(features, pairs, focus, config)
-    candidates = [c for analyzer in use for c in analyzer.analyze(ctx)]
-    conflicts = merge(candidates, features, config["min_confidence"], started_at)
+    conflicts = detect(features, focus, config, use, started_at)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
     new, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id,
@@ -243,9 +252,4 @@ def against_store(conn: sqlite3.Connection, memory, config: dict,
               if m.id != memory.id and m.path not in exclude]
     if not others:
         return []
-    features = build(others + [memory])
-    pairs = candidate_pairs(features, {memory.id}, config["pair_similarity"],
-                            config["skip_ephemeral_pairs"])
-    context = ScanContext(features, pairs, {memory.id}, config)
-    candidates = [c for analyzer in registry().values() for c in analyzer.analyze(context)]
-    return merge(candidates, features, config["min_confidence"], "")
+    return detect(build(others + [memory]), {memory.id}, config)

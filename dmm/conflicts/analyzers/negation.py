@@ -30,10 +30,15 @@ def _forbidden(f, g) -> tuple[str, ...] | None:
     # authorised apps may use the HSM" in a memory about the HSM): those words are left out
     body = [(action, tuple(t for t in scope if t not in f.title_terms))
             for action, scope in f.prohibitions]
-    for action, scope in f.title_prohibitions + body:
+    for point, (action, scope) in [(True, p) for p in f.title_prohibitions] + \
+            [(False, p) for p in body]:
         if not scope or not set(scope) <= g.all_terms:
             continue
+        # a rule deep in a long guide must meet the title in words that say what it is about
+        # in this store: "code" or "app" in a store of coding guides meets every title
         in_title = [t for t in scope if t in g.title_terms]
+        if not point and not f.corpus.specific(in_title):
+            continue
         if scope[0] in g.title_terms or (not action and len(in_title) >= 2):
             return scope
     return None

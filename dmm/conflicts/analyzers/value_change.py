@@ -43,7 +43,9 @@ def _other_names(fa, fb) -> tuple[str, str] | None:
         return None
     named = {stem(n) for n in fa.title_names | fb.title_names}
     rest_a, rest_b = fa.title_terms - named, fb.title_terms - named
-    shared = rest_a & rest_b
+    # what both titles say besides the names must be specific to them in this store: two
+    # titles of a template ("X Development Best Practices") say the same about every stack
+    shared = fa.corpus.specific(rest_a & rest_b)
     if len(shared) >= 2 and 2 * len(shared) >= min(len(rest_a), len(rest_b)):
         return " ".join(sorted(only_a)), " ".join(sorted(only_b))
     return None
@@ -92,7 +94,10 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
                     break
         names = {v.name for v in fa.versions} & {v.name for v in fb.versions}
         for name in sorted(names):
-            if name not in fa.memory.title.lower() and name not in fb.memory.title.lower():
+            # a version is each memory's answer when both say it up front ("We run Django
+            # 3.2", "Django upgrade to 5.2 is complete"); a guide that cites versions further
+            # down (Java 17 in an example, C# 13 features) states no policy about them
+            if name not in fa.point.lower() or name not in fb.point.lower():
                 continue
             lo_a, hi_a = _version_range(fa, name)
             lo_b, hi_b = _version_range(fb, name)
