@@ -62,14 +62,37 @@ def reported(conflicts: list) -> dict[tuple[str, str], object]:
     return out
 
 
+def labelled_cases(split: Path):
+    """(case folder, {pair: expected type}) of every case of a labelled split."""
+    for case in sorted(p for p in split.iterdir() if (p / "expected.json").exists()):
+        want = json.loads((case / "expected.json").read_text())["conflicts"]
+        yield case, {tuple(sorted(c["memories"])): c["type"] for c in want}
+
+
+def explained_pairs(store: Path) -> set[tuple[str, str]]:
+    """The pairs a real store's truth.json records as real relations."""
+    truth_file = store / "truth.json"
+    if not truth_file.exists():
+        return set()
+    truth = json.loads(truth_file.read_text())
+    out: set[tuple[str, str]] = set()
+    for key, a, b in (("supersession_pairs", "new", "old"), ("unmarked_candidates", "new", "old"),
+                      ("other_relations", "this", "other")):
+        out |= {tuple(sorted((p[a], p[b]))) for p in truth.get(key, [])}
+    return out
+
+
+def near_copies(a, b) -> bool:
+    """Two bodies that are near copies (difflib ratio >= 0.6 on the first 3,000 characters)."""
+    return difflib.SequenceMatcher(None, a.content[:3000], b.content[:3000],
+                                   autojunk=False).ratio() >= 0.6
+
+
 def score_split(split: Path, config: dict | None = None) -> dict:
     tp = fp = fn = typed = 0
     details = []
-    for case in sorted(p for p in split.iterdir() if (p / "expected.json").exists()):
-        want = {tuple(sorted(c["memories"])): c["type"]
-                for c in json.loads((case / "expected.json").read_text())["conflicts"]}
-        memories = load(case / "memory")
-        got = reported(run(memories, config))
+    for case, want in labelled_cases(split):
+        got = reported(run(load(case / "memory"), config))
         for pair, kind in want.items():
             if pair in got:
                 tp += 1
@@ -91,30 +114,14 @@ def score_split(split: Path, config: dict | None = None) -> dict:
             "type_accuracy": round(typed / tp, 3) if tp else 0.0, "details": details}
 
 
-def _near_copies(a, b) -> bool:
-    return difflib.SequenceMatcher(None, _body(a)[:3000], _body(b)[:3000],
-                                   autojunk=False).ratio() >= 0.6
-
-
-def _body(memory) -> str:
-    return memory.content
-
-
 def score_store(store: Path, config: dict | None = None) -> dict:
     memories = load(store / "memory")
     by_id = {m.id: m for m in memories}
-    explained: set[tuple[str, str]] = set()
-    truth_file = store / "truth.json"
-    if truth_file.exists():
-        truth = json.loads(truth_file.read_text())
-        for key, a, b in (("supersession_pairs", "new", "old"),
-                          ("unmarked_candidates", "new", "old"),
-                          ("other_relations", "this", "other")):
-            explained |= {tuple(sorted((p[a], p[b]))) for p in truth.get(key, [])}
+    explained = explained_pairs(store)
     got = reported(run(memories, config))
     unexplained = {pair: c for pair, c in got.items() if pair not in explained
-                   and not (c.type == "duplicate" and _near_copies(by_id[pair[0]],
-                                                                    by_id[pair[1]]))}
+                   and not (c.type == "duplicate" and near_copies(by_id[pair[0]],
+                                                                   by_id[pair[1]]))}
     n = sum(1 for _ in (store / "memory").rglob("*.md")) or 1  # as the shared scorer counts
     details = [("false alarm", store.name, pair, f"{c.type} [{','.join(c.methods)}]: "
                 f"{by_id[pair[0]].title!r} vs {by_id[pair[1]].title!r}: {c.evidence}")

@@ -164,7 +164,9 @@ class Features:
     # sentences with a change cue: (sentence, its proper names, its terms)
     changes: list[tuple[str, set[str], set[str]]] = field(default_factory=list)
     corpus: Corpus = _NO_CORPUS  # the store's document frequencies, shared by every memory
+    heading: bool = False  # the title names a topic (is_heading), it states nothing
     point: str = ""  # the title and the first sentence: what the memory is about (see lead)
+    point_versions: list[Version] = field(default_factory=list)  # the versions it states there
 
     @property
     def id(self) -> str:
@@ -257,6 +259,12 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         title_terms = set(terms(m.title))
         title_names = title_proper_names(m.title)
         point = lead(m.title, prose)
+        contexts, chosen = named_contexts(m.title, m.tags), choices(m.title)
+        if chosen and is_heading(m.title):
+            # "Vue 3 Development Instructions" is the rule book for Vue projects, not a choice
+            # of Vue over React: its member is the context it governs
+            contexts.update({f"choice of {family}": {member} for family, member in chosen.items()})
+            chosen = {}
         out[m.id] = Features(
             memory=m, vector={t: v / norm for t, v in vec.items()},
             title_terms=title_terms, quantities=qs,
@@ -266,12 +274,11 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             prohibitions=[p for s in split_sentences(prose) for p in prohibitions(s)],
             all_terms=set(vec),  # the indexed terms: title, tags, folders and body
             anchors=anchors(m.title + "\n" + prose, qs),
-            named_contexts=named_contexts(m.title, m.tags),
-            choices=choices(m.title),
+            named_contexts=contexts, choices=chosen,
             names=title_names | proper_names(body), title_names=title_names,
             changes=[(s, proper_names(s), set(terms(s))) for s in point
                      if records_change(s)],
-            point="\n".join(point),
+            heading=is_heading(m.title), point="\n".join(point), point_versions=versions("\n".join(point)),
             corpus=corpus)
     return out
 
@@ -293,11 +300,18 @@ def proper_names(text: str) -> set[str]:
     return out
 
 
-def title_proper_names(title: str) -> set[str]:
-    """Proper names in a title. In a Title Case title ("Power BI Report Design Best Practices")
-    a capital says nothing, so only words shaped like names count (PostgreSQL, C#, ADR-12)."""
+def is_heading(title: str) -> bool:
+    """A Title Case title ("Vue 3 Development Instructions", "Power BI Security Best
+    Practices") names a topic; a sentence-case one ("Passwords are hashed with bcrypt") makes
+    a statement."""
     long_words = [w for w in re.findall(r"[^\W\d_]{4,}", title) if w.lower() not in STOPWORDS]
-    if len(long_words) >= 2 and all(w[0].isupper() for w in long_words):
+    return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
+
+
+def title_proper_names(title: str) -> set[str]:
+    """Proper names in a title. In a heading a capital says nothing, so only words shaped like
+    names count (PostgreSQL, C#, ADR-12)."""
+    if is_heading(title):
         return {n for n in proper_names(title) if _shaped(n, title)}
     return proper_names(title)
 
@@ -313,6 +327,17 @@ def _sentence_at(text: str, pos: int) -> str:
     start = max(text.rfind(". ", 0, pos), text.rfind("\n", 0, pos)) + 1
     ends = [i for i in (text.find(". ", pos), text.find("\n", pos)) if i != -1]
     return text[start:min(ends) if ends else len(text)]
+
+
+def parallel(a: Features, b: Features) -> bool:
+    """Two topic headings each naming a subject the other memory never mentions ("CentOS
+    Administration Guidelines", "Fedora Administration Guidelines"): parallel documents for two
+    subjects, however alike their advice is worded."""
+    if not (a.heading and b.heading):
+        return False
+    only_a = a.corpus.specific(a.title_terms - b.all_terms)
+    only_b = b.corpus.specific(b.title_terms - a.all_terms)
+    return bool(only_a and only_b)
 
 
 def cosine(a: Features, b: Features) -> float:

@@ -2,15 +2,16 @@
 
 The type comes from the strongest kind of evidence: structural supersession problems first,
 then a recorded change (stale), then disagreement (contradictory; across two scopes that is a
-diverging scope overlap), then sameness (duplicate, scope overlap). Confidence combines every
-candidate for the pair as independent evidence, 1 - prod(1 - score), so methods that agree
-raise it. Pairs below the minimum confidence are dropped.
+diverging scope overlap), then sameness (duplicate, scope overlap). Confidence weighs every
+candidate for the pair with the fitted coefficients of calibration.py. Pairs below the minimum
+confidence are dropped.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
+from dmm.conflicts.calibration import confidence as calibrated, pair_features
 from dmm.conflicts.features import DIRECTIVE, Features
 from dmm.conflicts.model import Candidate, Conflict, ConflictMemory, conflict_id, pair_key
 
@@ -23,16 +24,20 @@ def _memory(f: Features, role: str) -> ConflictMemory:
                           m.created.isoformat() if m.created else None)
 
 
-def merge(candidates: list[Candidate], features: dict[str, Features], min_confidence: float,
-          detected_at: str) -> list[Conflict]:
+def by_pair(candidates: list[Candidate]) -> dict[tuple[str, str], list[Candidate]]:
+    """The candidates of each pair that some analyzer says is a conflict of some type."""
     groups: dict[tuple[str, str], list[Candidate]] = defaultdict(list)
     for c in candidates:
         groups[pair_key(c.a, c.b)].append(c)
+    return {pair: group for pair, group in sorted(groups.items())
+            if any(c.type for c in group)}
+
+
+def merge(candidates: list[Candidate], features: dict[str, Features], min_confidence: float,
+          detected_at: str, fitted: dict | None = None) -> list[Conflict]:
     out = []
-    for (a, b), group in sorted(groups.items()):
+    for (a, b), group in by_pair(candidates).items():
         typed = [c for c in group if c.type]
-        if not typed:
-            continue
         kinds = {c.type for c in typed}
         kind = next(k for k in ORDER if k in kinds)
         fa, fb = features[a], features[b]
@@ -42,10 +47,7 @@ def merge(candidates: list[Candidate], features: dict[str, Features], min_confid
             older = min((fa, fb), key=lambda f: str(f.memory.created or ""))
             if DIRECTIVE.search(older.memory.title):
                 kind = "contradictory"  # a change recorded next to a rule still in force
-        remaining = 1.0
-        for c in group:
-            remaining *= 1.0 - c.score
-        confidence = min(0.99, 1.0 - remaining)
+        confidence = min(0.99, calibrated(pair_features(fa, fb, group), fitted))
         if confidence < min_confidence:
             continue
         lead = max((c for c in typed if c.type == kind or kind == "scope_overlap"),

@@ -21,7 +21,7 @@ from dmm.conflicts import store
 from dmm.conflicts.alternatives import FAMILIES, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
-from dmm.conflicts.features import Features, build, cosine
+from dmm.conflicts.features import Features, build, cosine, parallel
 from dmm.conflicts.merger import merge
 from dmm.index import read
 from dmm.index.similar import similar_memories
@@ -81,7 +81,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
         seen.add(key)
         if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
             return
-        if apart(f.named_contexts, g.named_contexts):
+        if apart(f.named_contexts, g.named_contexts) or parallel(f, g):
             return
         sim = cosine(f, g)
         if sim >= min_sim:
@@ -114,12 +114,18 @@ def detect(features: dict[str, Features], focus: set[str], config: dict,
     """The conflicts among ``features`` that involve a memory of ``focus``: candidate pairs,
     every analyzer (or those given), merged into one conflict per pair. Pure: no cache, no
     git (tools/eval_conflicts.py runs exactly this on the evaluation sets)."""
+    return merge(candidates(features, focus, config, analyzers), features,
+                 config["min_confidence"], detected_at)
+
+
+def candidates(features: dict[str, Features], focus: set[str], config: dict,
+               analyzers: list | None = None) -> list:
+    """What every analyzer (or those given) finds among the candidate pairs."""
     pairs = candidate_pairs(features, focus, config["pair_similarity"],
                             config["skip_ephemeral_pairs"])
     ctx = ScanContext(features, pairs, focus, config)
     use = analyzers if analyzers is not None else list(registry().values())
-    candidates = [c for analyzer in use for c in analyzer.analyze(ctx)]
-    return merge(candidates, features, config["min_confidence"], detected_at)
+    return [c for analyzer in use for c in analyzer.analyze(ctx)]
 
 
 NEIGHBOURS = 60  # per changed memory, in an incremental scan

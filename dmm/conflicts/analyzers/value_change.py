@@ -22,7 +22,7 @@ def _in_title(f, text: str) -> bool:
 
 
 def _version_range(f, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    found = sorted(tuple(int(x) for x in v.version.split(".")) for v in f.versions
+    found = sorted(tuple(int(x) for x in v.version.split(".")) for v in f.point_versions
                    if v.name == name)
     return found[0], found[-1]
 
@@ -87,18 +87,17 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             # bind the subject: the two values must be said about shared words, and one of
             # them must be the point of its memory (in the title) unless the pair is close
             for x, cx in qa:
-                y, cy = next(((y, cy) for y, cy in qb if cx & cy), (None, None))
+                y, cy = next(((y, cy) for y, cy in qb if fa.corpus.specific(cx & cy)),
+                             (None, None))
                 if y is not None and (sim >= 0.3 or _in_title(fa, x.text)
                                       or _in_title(fb, y.text)):
                     differing.append((x.text, y.text))
                     break
-        names = {v.name for v in fa.versions} & {v.name for v in fb.versions}
+        # a version is each memory's answer when both say it up front ("We run Django 3.2",
+        # "Django upgrade to 5.2 is complete"); a guide that cites versions further down (Java
+        # 17 in an example, C# 13 features) states no policy about them
+        names = {v.name for v in fa.point_versions} & {v.name for v in fb.point_versions}
         for name in sorted(names):
-            # a version is each memory's answer when both say it up front ("We run Django
-            # 3.2", "Django upgrade to 5.2 is complete"); a guide that cites versions further
-            # down (Java 17 in an example, C# 13 features) states no policy about them
-            if name not in fa.point.lower() or name not in fb.point.lower():
-                continue
             lo_a, hi_a = _version_range(fa, name)
             lo_b, hi_b = _version_range(fb, name)
             if hi_a < lo_b or hi_b < lo_a:  # no version in common, ranges included
