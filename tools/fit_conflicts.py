@@ -105,16 +105,19 @@ def figures(rows: list[dict], probability: list[float | None], threshold: float)
     return out
 
 
+USED = list(FEATURES)  # --without takes features out (ablations)
+
+
 def fit(rows: list[dict], c: float):
     from sklearn.linear_model import LogisticRegression
 
-    X = [[r["x"][f] for f in FEATURES] for r in rows]
+    X = [[r["x"][f] for f in USED] for r in rows]
     y = [r["label"] for r in rows]
     return LogisticRegression(C=c, max_iter=5000).fit(X, y)
 
 
 def predict(model, rows: list[dict]) -> list[float]:
-    return list(model.predict_proba([[r["x"][f] for f in FEATURES] for r in rows])[:, 1])
+    return list(model.predict_proba([[r["x"][f] for f in USED] for r in rows])[:, 1])
 
 
 def cross_validated(rows: list[dict], c: float) -> list[float | None]:
@@ -153,9 +156,13 @@ def main() -> int:
                     "value of GRID with the lowest held-out log loss)")
     ap.add_argument("--threshold", type=float, default=DEFAULTS["conflicts"]["min_confidence"])
     ap.add_argument("--dry-run", action="store_true", help="do not write the weights")
+    ap.add_argument("--without", action="append", default=[], choices=FEATURES,
+                    help="leave a feature out (an ablation; implies --dry-run)")
     args = ap.parse_args()
     from tabulate import tabulate
 
+    USED[:] = [f for f in FEATURES if f not in args.without]
+    args.dry_run = args.dry_run or bool(args.without)
     rows = examples(args.eval_dir)
     scored = [r for r in rows if r["x"] is not None]
     losses = {}
@@ -184,7 +191,7 @@ def main() -> int:
                                    "unexplained per 100", "fitted precision", "recall",
                                    "unexplained per 100"], tablefmt="github"))
     weights = {"intercept": round(float(model.intercept_[0]), 4),
-               "coefficients": {f: round(float(w), 4) for f, w in zip(FEATURES, model.coef_[0])},
+               "coefficients": {f: round(float(w), 4) for f, w in zip(USED, model.coef_[0])},
                "fitted": dt.date.today().isoformat(), "C": args.c,
                "examples": len(scored), "positives": sum(r["label"] for r in scored),
                "held_out": held_out}

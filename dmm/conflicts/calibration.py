@@ -24,7 +24,8 @@ from dmm.conflicts.model import Candidate
 WEIGHTS_FILE = Path(__file__).parent / "data" / "weights.json"
 SCORED_METHODS = ("supersession_chain", "semantic_similarity", "value_change", "negation",
                   "alternatives", "temporal", "tag_overlap")
-FEATURES = (*SCORED_METHODS, "similarity", "length", "specific_title_words", "headings")
+FEATURES = (*SCORED_METHODS, "on_point", "similarity", "length", "specific_title_words",
+            "headings")
 
 
 def pair_features(fa: Features, fb: Features, group: list[Candidate]) -> dict[str, float]:
@@ -33,6 +34,7 @@ def pair_features(fa: Features, fb: Features, group: list[Candidate]) -> dict[st
     for c in group:
         if c.method in out:
             out[c.method] = max(out[c.method], c.score)
+    out["on_point"] = max(c.on_point for c in group)
     shorter = min(fa.memory.tokens, fb.memory.tokens)
     shared = fa.corpus.specific(fa.title_terms & fb.title_terms)
     out.update(similarity=cosine(fa, fb), length=min(1.0, math.log10(1 + shorter) / 4),

@@ -47,6 +47,9 @@ class Candidate:
     score: float  # 0..1, the analyzer's confidence
     evidence: str
     statements: tuple[str, str] = ("", "")  # the contradicting sentences, when known
+    # how much of the evidence is each memory's point (its title or first sentence): 1.0
+    # when it is both memories', 0.5 when one's, 0 when it lies deeper in the bodies
+    on_point: float = 0.0
 
 
 @dataclass

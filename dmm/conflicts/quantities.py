@@ -13,12 +13,17 @@ from dmm.text.analyze import STOPWORDS, stem
 
 WORD_NUMBERS = {
     "zero": 0, "one": 1, "a": 1, "an": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15,
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90,
-    "hundred": 100, "thousand": 1000, "single": 1, "double": 2, "twice": 2,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000, "single": 1,
+    "double": 2, "twice": 2,
     # German, Spanish
-    "ein": 1, "eine": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "zehn": 10,
-    "uno": 1, "una": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "diez": 10,
+    "ein": 1, "eine": 1, "einzige": 1, "einziges": 1, "einzigen": 1, "einziger": 1, "zwei": 2,
+    "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
+    "zwölf": 12, "uno": 1, "una": 1, "único": 1, "única": 1, "dos": 2, "tres": 3, "cuatro": 4,
+    "cinco": 5, "seis": 6, "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "doce": 12,
+    "quince": 15,
 }
 SCALE = {"million": 1_000_000, "millions": 1_000_000, "billion": 1_000_000_000,
          "thousand": 1000, "hundred": 100}

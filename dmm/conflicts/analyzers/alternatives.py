@@ -55,6 +55,6 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
                 continue
             out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.55 + sim),
                                  f"different choices of {family}: {x!r} vs {y!r}",
-                                 (fa.memory.title, fb.memory.title)))
+                                 (fa.memory.title, fb.memory.title), on_point=1.0))
             break
     return out

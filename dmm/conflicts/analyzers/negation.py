@@ -22,8 +22,9 @@ def _states(title: str) -> bool:
     return bool(DIRECTIVE.search(title)) or len(title.split()) >= 4
 
 
-def _forbidden(f, g) -> tuple[str, ...] | None:
-    """What ``f`` forbids that ``g``'s (affirmative) title states, if anything."""
+def _forbidden(f, g) -> tuple[tuple[str, ...], bool] | None:
+    """What ``f`` forbids that ``g``'s (affirmative) title states, if anything, and whether
+    ``f`` forbids it in its title."""
     if g.title_prohibitions or not _states(g.memory.title):  # g's title forbids, not states
         return None
     # a body sentence that forbids the memory's own subject is not its point ("only
@@ -40,7 +41,7 @@ def _forbidden(f, g) -> tuple[str, ...] | None:
         if not point and not f.corpus.specific(in_title):
             continue
         if scope[0] in g.title_terms or (not action and len(in_title) >= 2):
-            return scope
+            return scope, point
     return None
 
 
@@ -52,10 +53,12 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             continue
         fa, fb = ctx.features[a], ctx.features[b]
         for f, g in ((fa, fb), (fb, fa)):
-            scope = _forbidden(f, g)
-            if scope:
+            found = _forbidden(f, g)
+            if found:
+                scope, in_title = found
                 out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.35 + sim),
                                      f"{f.id} forbids what {g.id} states: "
-                                     f"{' '.join(scope)}", (f.memory.title, g.memory.title)))
+                                     f"{' '.join(scope)}", (f.memory.title, g.memory.title),
+                                     on_point=0.5 + 0.5 * in_title))
                 break
     return out

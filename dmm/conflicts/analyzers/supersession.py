@@ -40,4 +40,6 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             for b in contenders[i + 1:]:
                 out.append(Candidate(a, b, NAME, "supersession", 0.93,
                                      f"contested: both {a} and {b} supersede {old}"))
+    for c in out:
+        c.on_point = 1.0  # the links are the memories' own frontmatter
     return [c for c in out if c.a in ctx.focus or c.b in ctx.focus]

@@ -35,10 +35,12 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             # a new version of X leaves a statement naming X without a version true
             named = {n for n in named if n in old_versioned or n not in new_versioned}
             about = sentence_terms & old.title_terms
+            old_titled = old.title_names | {v.name for v in old.point_versions}
             if named and about:
                 out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
                                      f"{new.id} ({new.memory.created}) records a change: "
-                                     f"{sentence[:160]!r}", (old.memory.title, sentence)))
+                                     f"{sentence[:160]!r}", (old.memory.title, sentence),
+                                     on_point=0.5 + 0.5 * bool(old_titled & named)))
                 break
     return out + _reversals(ctx)
 
@@ -73,7 +75,7 @@ def _reversals(ctx: ScanContext) -> list[Candidate]:
                 note = (f"reversal: {mid} records the move from {m.group(1)} to {m.group(2)}, "
                         f"but the later {g.id} still uses {m.group(1)}")
                 out.append(Candidate(mid, g.id, NAME, "stale", 0.75, note,
-                                     (sentence, g.memory.title)))
+                                     (sentence, g.memory.title), on_point=0.5))
                 out += [Candidate(e.id, g.id, NAME, "stale", 0.7, note) for e in earlier]
             break
     return out

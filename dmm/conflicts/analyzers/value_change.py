@@ -68,6 +68,12 @@ def _title_values(fa, fb, titled: dict) -> tuple[str, str] | None:
     return None
 
 
+def _said_in(f, text: str) -> bool:
+    """Whether ``text`` (a value, a version or names) is said in ``f``'s point."""
+    point = f.point.lower()
+    return all(word in point for word in text.lower().split())
+
+
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["value_similarity"]
     titled: dict[str, list] = {}  # quantities each title states, by memory id
@@ -108,8 +114,9 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         if differing:
             x, y = differing[0]
             score = min(0.9, 0.45 + sim + 0.1 * (len(differing) - 1))
+            on_point = max((_said_in(fa, x) + _said_in(fb, y)) / 2 for x, y in differing)
             out.append(Candidate(a, b, NAME, "contradictory", score,
-                                 f"different values: {x!r} vs {y!r}", (x, y)))
+                                 f"different values: {x!r} vs {y!r}", (x, y), on_point))
         elif agreeing and sim >= ctx.config["duplicate_similarity"] * 0.6:
             out.append(Candidate(a, b, NAME, "duplicate", 0.3,
                                  f"the same values ({', '.join(sorted(agreeing))})"))
