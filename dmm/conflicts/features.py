@@ -22,7 +22,8 @@ from dmm.text.analyze import STOPWORDS, terms
 
 CHANGE = re.compile(
     r"\b(moved|migrated|migration|switched|replaced|replaces|upgraded|upgrade|took over|"
-    r"taken over|no longer|retired|sunset|switched off|turned off|decommissioned|"
+    r"taken over|no longer|retired|sunset|switched off|turned off|decommissioned|deleted|"
+    r"removed|dropped|abandoned|phased out|invalidated|"
     r"reorg|reorganisation|reorganization|umgestellt|ersetzt|migriert|"
     r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*)\b|迁移|改为|替换", re.I)
 # A change recorded as done: a verb of change in the past ("moved", "was upgraded", "took
@@ -32,7 +33,7 @@ CHANGE = re.compile(
 CHANGED = re.compile(
     r"\b(moved|migrated|switched|replaced|replaces|upgraded|bumped|took over|taken over|"
     r"takes over|handed over|handed to|no longer|retired|switched off|turned off|shut down|"
-    r"decommissioned|dissolved|umgestellt|ersetzt|migriert|abgelöst|migramos|migrado|"
+    r"decommissioned|dissolved|(?:has|have|was|were) been (?:deleted|removed|dropped)|umgestellt|ersetzt|migriert|abgelöst|migramos|migrado|"
     r"reemplazad[oa]s?|sustituid[oa]s?)\b|已迁移|迁移到|改为|已替换|替换为|已升级|升级到|不再", re.I)
 _CHANGE_NOUN = r"(?:migration|upgrade|reorg|reorganisation|reorganization|switchover|cutover)"
 CHANGE_DONE = re.compile(

@@ -13,6 +13,7 @@ reported, because an agent reading it cannot tell which state is current.
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.alternatives import choices
 from dmm.conflicts.features import TRANSITION
 from dmm.conflicts.model import Candidate
 
@@ -36,6 +37,13 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             named = {n for n in named if n in old_versioned or n not in new_versioned}
             about = sentence_terms & old.title_terms
             old_titled = old.title_names | {v.name for v in old.point_versions}
+            # or the change lands on another answer to the question the old memory's title
+            # answers: "Argon2id migration is complete" after "Passwords are hashed with bcrypt"
+            moved_to = choices(sentence)
+            other = {f"{old.choices[k]} -> {v}" for k, v in moved_to.items()
+                     if k in old.choices and old.choices[k] != v}
+            if other:
+                named, about, old_titled = other, other, other
             if named and about:
                 out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
                                      f"{new.id} ({new.memory.created}) records a change: "
