@@ -50,7 +50,7 @@ def load(memory_dir: Path) -> list:
 
 def run(memories: list, config: dict | None = None) -> list:
     features = build(memories)
-    return detect(features, set(features), config or dict(DEFAULTS["conflicts"]))
+    return detect(features, set(features), config or dict(DEFAULTS["conflicts"]))[0]
 
 
 def reported(conflicts: list) -> dict[tuple[str, str], object]:

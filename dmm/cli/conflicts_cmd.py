@@ -70,6 +70,8 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
                 f"{result.conflicts_new} new")
         for kind, n in sorted(result.by_type.items()):
             message(f"  {kind}: {n}")
+        for artifact in result.artifacts:
+            message(f"  left out, {artifact['count']} finding(s): {artifact['why']}")
     return 0
 
 

@@ -17,7 +17,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from dmm.conflicts import store
+from dmm.conflicts import sanity, store
 from dmm.conflicts.alternatives import FAMILIES, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
@@ -46,6 +46,8 @@ class ScanResult:
     by_type: dict = field(default_factory=dict)
     by_method: dict = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # findings left out as artifacts of how the store is written (sanity.py), as dicts
+    artifacts: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -110,12 +112,16 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
 
 
 def detect(features: dict[str, Features], focus: set[str], config: dict,
-           analyzers: list | None = None, detected_at: str = "") -> list:
+           analyzers: list | None = None, detected_at: str = "",
+           ) -> tuple[list, list[sanity.Artifact]]:
     """The conflicts among ``features`` that involve a memory of ``focus``: candidate pairs,
-    every analyzer (or those given), merged into one conflict per pair. Pure: no cache, no
-    git (tools/eval_conflicts.py runs exactly this on the evaluation sets)."""
-    return merge(candidates(features, focus, config, analyzers), features,
-                 config["min_confidence"], detected_at)
+    every analyzer (or those given), merged into one conflict per pair, less the artifacts of
+    how the store is written (sanity.py), which are returned apart. Pure: no cache, no git
+    (tools/eval_conflicts.py runs exactly this on the evaluation sets)."""
+    found = merge(candidates(features, focus, config, analyzers), features,
+                  config["min_confidence"], detected_at)
+    store_size = max((f.corpus.n for f in features.values()), default=0)
+    return sanity.check(found, store_size)
 
 
 def candidates(features: dict[str, Features], focus: set[str], config: dict,
@@ -223,7 +229,7 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
         raise ValueError(f"unknown method(s): {', '.join(sorted(unknown))}")
     use = [analyzers[m] for m in (methods or analyzers)]
     features, focus = load_features(conn, focus_ids)
-    conflicts = detect(features, focus, config, use, started_at)
+    conflicts, artifacts = detect(features, focus, config, use, started_at)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
     new, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id,
@@ -236,7 +242,7 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     result = ScanResult(scan_id, scan_type, started_at, now(),
                         int((time.perf_counter() - started) * 1000), len(focus),
                         [a.NAME for a in use], len(conflicts), new, existing, dict(by_type),
-                        dict(by_method))
+                        dict(by_method), artifacts=[a.to_dict() for a in artifacts])
     store.record_scan(conn, result)
     return result
 
@@ -258,4 +264,4 @@ def against_store(conn: sqlite3.Connection, memory, config: dict,
               if m.id != memory.id and m.path not in exclude]
     if not others:
         return []
-    return detect(build(others + [memory]), {memory.id}, config)
+    return detect(build(others + [memory]), {memory.id}, config)[0]

@@ -51,3 +51,25 @@ def test_versions_are_not_counts():
 def test_articles_count_only_before_a_unit():
     assert quantities("a service and an API") == []
     assert one("an hour").value == 3600
+
+
+def test_number_words_of_every_size():
+    assert one("fourteen days").value == 14 * 86400
+    assert one("seventeen retries").value == 17
+    assert one("ein einziges Approval").value == 1  # "ein" alone needs a unit; "einziges" is 1
+    assert one("sechs Wochen").dimension == "duration"
+
+
+@pytest.mark.parametrize("text", [
+    "a second approach",  # an ordinal, far more often than one second
+    "runs at 02:00 UTC", "the 14:30 train",  # clock times are not counts
+    "docker run -p 8080 -d nginx",  # a one-letter unit must touch its number
+    "Double d = 0.5",
+])
+def test_what_is_not_a_quantity(text):
+    assert quantities(text) == []
+
+
+def test_one_letter_units_against_the_number():
+    assert one("retries back off for 30s").value == 30
+    assert one("kept for 46d").value == 46 * 86400

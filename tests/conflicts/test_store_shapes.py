@@ -1,0 +1,140 @@
+"""How real stores are written: per-stack rule books, long guides, shared collection tags, a
+change mentioned in passing. None of these is a conflict; the same words as a statement are.
+Each test fails on the detector before it learned the rule it names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from dmm.conflicts import calibration, sanity
+from dmm.conflicts.model import Conflict, ConflictMemory, conflict_id
+
+from .test_detection import add, detect
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_rule_books_for_two_stacks_do_not_compete(repo):
+    add(repo, "project/vue.md", "mem_2025_06_10_001", "Vue 3 Development Instructions",
+        "Components use the Composition API. Keep state in Pinia stores.")
+    add(repo, "project/react.md", "mem_2025_06_10_002", "React Development Instructions",
+        "Components are function components. Keep state in hooks.")
+    assert detect(repo) == {}
+
+
+def test_two_statements_choosing_frameworks_do(repo):
+    add(repo, "project/vue.md", "mem_2025_06_10_001", "The web frontend is built with Vue",
+        "Every page of the web frontend is a Vue single-file component.")
+    add(repo, "project/react.md", "mem_2025_06_10_002", "The web frontend is built with React",
+        "Every page of the web frontend is a React component.")
+    assert detect(repo) == {("mem_2025_06_10_001", "mem_2025_06_10_002"): "contradictory"}
+
+
+def test_a_change_in_passing_leaves_older_memories_alone(repo):
+    add(repo, "project/db.md", "mem_2025_01_10_001", "Orders are stored in PostgreSQL",
+        "The order service keeps its orders in PostgreSQL, one table per order state.")
+    add(repo, "project/guide.md", "mem_2025_09_10_001", "How to write an order export job",
+        "Order export jobs read the orders from a replica and write CSV files to the exports "
+        "bucket; keep them idempotent. The old order exports that read PostgreSQL directly "
+        "were migrated to the replica; never point a new order job at the primary.")
+    assert detect(repo) == {}
+
+
+def test_a_change_that_is_a_memorys_point_makes_the_older_one_stale(repo):
+    add(repo, "project/db.md", "mem_2025_01_10_001", "Orders are stored in PostgreSQL",
+        "The order service keeps its orders in PostgreSQL.")
+    add(repo, "project/move.md", "mem_2025_09_10_001", "Orders moved from PostgreSQL to DynamoDB",
+        "The order service keeps its orders in DynamoDB since September.")
+    assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_09_10_001"): "stale"}
+
+
+def test_values_in_a_table_are_not_stated_values(repo):
+    add(repo, "project/a.md", "mem_2025_03_10_001", "Upstream timeouts of the API gateway",
+        "The API gateway gives every upstream call of the search and orders routes 30 seconds "
+        "before it answers 504.")
+    add(repo, "project/b.md", "mem_2025_04_10_001", "Latency of the API gateway routes",
+        "Each route has a latency budget that the weekly report checks:\n\n"
+        "| route | upstream call p99 |\n| --- | --- |\n| search | 2 seconds |\n"
+        "| orders | 5 seconds |\n")
+    assert detect(repo) == {}
+
+
+def test_words_every_memory_of_a_store_shares_bind_nothing(repo):
+    """In a store of rule books that all talk about "code", release notes that "contain no
+    code" do not forbid what "How to store source code" is about."""
+    subjects = ["go", "rust", "java", "kotlin", "swift", "ruby", "php", "scala", "elixir",
+                "haskell", "lua", "dart", "perl", "ocaml", "clojure", "erlang", "fortran",
+                "cobol", "ada", "nim", "zig", "crystal", "julia", "racket"]
+    for i, subject in enumerate(subjects, start=1):
+        add(repo, f"project/{subject}.md", f"mem_2025_07_{i:02d}_001",
+            f"{subject.title()} review habits",
+            f"Rules for {subject} code in this collection: review the code before merging, "
+            "write tests for new code, keep functions small.", tags=["collection"])
+    add(repo, "project/notes.md", "mem_2025_08_01_001", "Writing release notes",
+        "Release notes live in the repository of each service, next to its source, and tell "
+        "users what changed in words they use. Release notes contain no code.",
+        tags=["collection"])
+    add(repo, "project/store.md", "mem_2025_08_02_001", "How to store source code",
+        "Source code is stored in the organisation on GitHub, one repository per service.",
+        tags=["collection"])
+    assert detect(repo) == {}
+    # the same two memories alone: "code" is then specific to them, and the rule fires
+    for subject in subjects:
+        (repo.ws.memory_dir / "project" / f"{subject}.md").unlink()
+    assert detect(repo) == {("mem_2025_08_01_001", "mem_2025_08_02_001"): "contradictory"}
+
+
+def _conflict(a: str, b: str, method: str) -> Conflict:
+    return Conflict(conflict_id(a, b), "contradictory", method, 0.9, "", "",
+                    [ConflictMemory(a, f"{a}.md", a, "project", 0.5, "primary"),
+                     ConflictMemory(b, f"{b}.md", b, "project", 0.5, "secondary")])
+
+
+def test_one_memory_against_dozens_is_reported_once():
+    hub = [_conflict("mem_hub", f"mem_{i:03d}", "value_change") for i in range(20)]
+    pair = _conflict("mem_x", "mem_y", "negation")
+    chain = _conflict("mem_hub", "mem_old", "supersession_chain")
+    kept, artifacts = sanity.check(hub + [pair, chain], store_size=400)
+    assert {c.conflict_id for c in kept} == {pair.conflict_id, chain.conflict_id}
+    assert [(a.kind, a.subject, a.count) for a in artifacts] == [("memory", "mem_hub", 20)]
+    assert "value_change: 20" in artifacts[0].why
+
+
+def test_one_rule_on_a_large_share_of_pairs_is_reported_once():
+    noisy = [_conflict(f"mem_{i:03d}", f"mem_{i + 1:03d}", "temporal") for i in range(40)]
+    fine = [_conflict(f"mem_a{i}", f"mem_b{i}", "negation") for i in range(3)]
+    kept, artifacts = sanity.check(noisy + fine, store_size=50)  # 40 of 1,225 pairs
+    assert kept == fine
+    assert [(a.kind, a.subject, a.count) for a in artifacts] == [("rule", "temporal", 40)]
+    kept, artifacts = sanity.check(noisy + fine, store_size=2000)  # 40 of ~2 million: fine
+    assert len(kept) == 43 and artifacts == []
+
+
+def test_the_shipped_weights_cover_every_feature():
+    fitted = calibration.weights()
+    assert set(fitted["coefficients"]) == set(calibration.FEATURES)
+    low = calibration.confidence(dict.fromkeys(calibration.FEATURES, 0.0))
+    structural = dict.fromkeys(calibration.FEATURES, 0.0) | {"supersession_chain": 0.95,
+                                                              "on_point": 1.0}
+    assert calibration.confidence(structural) > max(low, 0.5)
+
+
+def test_the_eval_tool_reports_what_a_full_scan_stores(repo, tmp_path):
+    add(repo, "project/a.md", "mem_2025_01_10_001", "Uploads are capped at 25 MB",
+        "The upload endpoint refuses files above 25 MB.")
+    add(repo, "project/b.md", "mem_2025_03_10_001", "Uploads are capped at 10 MB",
+        "The upload endpoint refuses files above 10 MB.")
+    add(repo, "project/c.md", "mem_2025_02_10_001", "Logs are kept for 30 days",
+        "Application logs are deleted after 30 days.")
+    scanned = detect(repo)
+    assert scanned  # a store with something to find
+    script = (f"import sys, json; sys.path.insert(0, {str(ROOT / 'tools')!r}); "
+              "from eval_conflicts import load, run, reported; from pathlib import Path; "
+              f"found = reported(run(load(Path({str(repo.ws.memory_dir)!r})))); "
+              "print(json.dumps({' '.join(k): c.type for k, c in found.items()}))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, cwd=ROOT).stdout
+    assert {tuple(k.split()): t for k, t in json.loads(out).items()} == scanned
