@@ -1,6 +1,6 @@
 """Score conflict detection on every evaluation set at once and print one table.
 
-    python tools/eval_conflicts.py EVAL_DIR            # the table
+    python tools/eval_conflicts.py EVAL_DIR            # the table, then the held-out one
     python tools/eval_conflicts.py EVAL_DIR --details  # every miss and false alarm, with evidence
     python tools/eval_conflicts.py EVAL_DIR --json out.json
 
@@ -158,6 +158,22 @@ def table(rows: list[dict]) -> str:
                     tablefmt="github", floatfmt=".3f")
 
 
+def held_out_table() -> str:
+    """The cross-validated figures of the shipped weights, recorded by tools/fit_conflicts.py:
+    each set scored by weights fitted without its case or its store."""
+    from tabulate import tabulate
+
+    from dmm.conflicts.calibration import weights
+
+    fitted = weights()
+    body = [[name, f.get("precision", ""), f.get("recall", ""), f.get("type_accuracy", ""),
+             f.get("unexplained_per100", "")] for name, f in fitted.get("held_out", {}).items()]
+    return (f"Held out (weights of {fitted.get('fitted', '?')} refitted without each case and "
+            "each store):\n" + tabulate(body, headers=["set", "precision", "recall",
+                                                       "type accuracy", "unexplained per 100"],
+                                        tablefmt="github", floatfmt=".3f"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("eval_dir", type=Path, help="folder of labelled splits and real/ stores")
@@ -171,6 +187,8 @@ def main() -> int:
                 print(f"{r['set']}/{where}: {what} {pair[0]} {pair[1]}: {note}")
         print()
     print(table(rows))
+    print()
+    print(held_out_table())
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from dmm.conflicts.alternatives import choices
 from dmm.conflicts.contexts import named_contexts
-from dmm.conflicts.quantities import Quantity, Version, quantities, versions
+from dmm.conflicts.quantities import MONTHS, Quantity, Version, quantities, versions
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
 from dmm.text.analyze import STOPWORDS, terms
@@ -80,12 +80,16 @@ def _may_forbid(sentence: str) -> bool:
             or any(c in sentence for c in _CJK_CUES))
 
 
-def prohibitions(sentence: str) -> list[tuple[bool, tuple[str, ...]]]:
-    """What ``sentence`` forbids: (is_action, terms in order) for each clause with a cue. The
+Prohibition = tuple[bool, tuple[str, ...], str]  # (is_action, terms in order, the clause)
+
+
+def prohibitions(sentence: str) -> list[Prohibition]:
+    """What ``sentence`` forbids: (is_action, terms in order, clause) for each clause with a
+    cue (the clause in its own words, to quote as evidence). The
     words after "never", "do not" (an action; a light verb such as "use" gives way to its
     object) or after "no", "against" (a thing), or the words before "are not allowed",
     "should be rejected" (a thing)."""
-    out: list[tuple[bool, tuple[str, ...]]] = []
+    out: list[Prohibition] = []
     if not _may_forbid(sentence):
         return out
     for clause in _CLAUSE.split(sentence):
@@ -104,7 +108,7 @@ def prohibitions(sentence: str) -> list[tuple[bool, tuple[str, ...]]]:
         else:
             continue
         if scope:
-            out.append((action, tuple(scope)))
+            out.append((action, tuple(scope), clause.strip()))
     return out
 
 
@@ -152,8 +156,8 @@ class Features:
     sentences: list[str] = field(default_factory=list)
     contexts: list[set[str]] = field(default_factory=list)  # terms of each quantity's sentence
     # what the title forbids, then what body sentences forbid: (is_action, terms in order)
-    title_prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
-    prohibitions: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)
+    title_prohibitions: list[Prohibition] = field(default_factory=list)
+    prohibitions: list[Prohibition] = field(default_factory=list)
     all_terms: set[str] = field(default_factory=set)  # every term of title, tags and body
     # words that read the same in every language: code, identifiers, acronyms, numbers and
     # normalised quantities ("RFC 9457", "application/problem+json", "duration=3600")
@@ -198,10 +202,16 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._/+-][A-Za-z0-9]+)*|\d+(?:[.,]\d+
 _SHAPED = re.compile(r"\d|[A-Z].*[A-Z]|[._/+]")
 
 
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DATE = re.compile(rf"\b(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}\.?\s+(?:{_MONTH})\.?,?\s+\d{{4}}|"
+                   rf"(?:{_MONTH})\.?\s+(?:\d{{1,2}},?\s+)?\d{{4}}|(?:19|20)\d\d)\b", re.I)
+
+
 def anchors(text: str, qs: list[Quantity]) -> set[str]:
     """Language-independent tokens of ``text``: every token of inline code, and the tokens
     outside it that hold a digit, two capitals or a separator (RFC, E501, UTC, docs/x.md),
     plus each quantity as dimension=value in its base unit."""
+    text = _DATE.sub(" ", text)  # when something was written or decided, never what about
     out = {t.lower() for code in _INLINE_CODE.findall(text) for t in _TOKEN.findall(code)
            if len(t) > 1}
     out.update(t.lower() for t in _TOKEN.findall(_INLINE_CODE.sub(" ", text))

@@ -22,16 +22,16 @@ def _states(title: str) -> bool:
     return bool(DIRECTIVE.search(title)) or len(title.split()) >= 4
 
 
-def _forbidden(f, g) -> tuple[tuple[str, ...], bool] | None:
-    """What ``f`` forbids that ``g``'s (affirmative) title states, if anything, and whether
-    ``f`` forbids it in its title."""
+def _forbidden(f, g) -> tuple[str, bool] | None:
+    """The clause of ``f`` that forbids what ``g``'s (affirmative) title states, if any, and
+    whether it is ``f``'s title."""
     if g.title_prohibitions or not _states(g.memory.title):  # g's title forbids, not states
         return None
     # a body sentence that forbids the memory's own subject is not its point ("only
     # authorised apps may use the HSM" in a memory about the HSM): those words are left out
-    body = [(action, tuple(t for t in scope if t not in f.title_terms))
-            for action, scope in f.prohibitions]
-    for point, (action, scope) in [(True, p) for p in f.title_prohibitions] + \
+    body = [(action, tuple(t for t in scope if t not in f.title_terms), clause)
+            for action, scope, clause in f.prohibitions]
+    for point, (action, scope, clause) in [(True, p) for p in f.title_prohibitions] + \
             [(False, p) for p in body]:
         if not scope or not set(scope) <= g.all_terms:
             continue
@@ -41,7 +41,7 @@ def _forbidden(f, g) -> tuple[tuple[str, ...], bool] | None:
         if not point and not f.corpus.specific(in_title):
             continue
         if scope[0] in g.title_terms or (not action and len(in_title) >= 2):
-            return scope, point
+            return clause, point
     return None
 
 
@@ -55,10 +55,10 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         for f, g in ((fa, fb), (fb, fa)):
             found = _forbidden(f, g)
             if found:
-                scope, in_title = found
+                clause, in_title = found
                 out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.35 + sim),
-                                     f"{f.id} forbids what {g.id} states: "
-                                     f"{' '.join(scope)}", (f.memory.title, g.memory.title),
+                                     f"{f.id} says {clause[:160]!r}, {g.id} says "
+                                     f"{g.memory.title!r}", (clause, g.memory.title),
                                      on_point=0.5 + 0.5 * in_title))
                 break
     return out

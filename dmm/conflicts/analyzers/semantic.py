@@ -19,6 +19,13 @@ MIN_SHARED_ANCHORS = 5  # fewer shared anchors than this are a shared subject, n
 NAME = "semantic_similarity"
 
 
+def _readable(f, shared: set[str]) -> list[str]:
+    """The shared anchors as ``f`` writes them: a normalised quantity ("duration=3600")
+    becomes its text ("one hour")."""
+    said = {f"{q.dimension}={q.value:g}": q.text for q in f.quantities}
+    return sorted({said.get(a, a) for a in shared if "=" not in a or a in said})
+
+
 def analyze(ctx: ScanContext) -> list[Candidate]:
     dup = ctx.config["duplicate_similarity"]
     overlap = ctx.config["scope_overlap_similarity"]
@@ -31,7 +38,8 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             kind = "duplicate" if fa.scope == fb.scope else "scope_overlap"
             out.append(Candidate(a, b, NAME, kind, min(0.9, 0.3 + jaccard),
                                  f"the same code, names and values ({len(shared)} shared: "
-                                 f"{', '.join(sorted(shared)[:6])})", (fa.title, fb.title)))
+                                 f"{', '.join(_readable(ctx.features[a], shared)[:6])})",
+                                 (fa.title, fb.title)))
             continue
         if fa.scope != fb.scope and sim >= overlap:
             out.append(Candidate(a, b, NAME, "scope_overlap", min(0.95, 0.4 + sim),

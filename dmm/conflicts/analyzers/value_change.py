@@ -118,6 +118,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             out.append(Candidate(a, b, NAME, "contradictory", score,
                                  f"different values: {x!r} vs {y!r}", (x, y), on_point))
         elif agreeing and sim >= ctx.config["duplicate_similarity"] * 0.6:
+            texts = sorted({q.text for q in fa.quantities if q.dimension in agreeing})
             out.append(Candidate(a, b, NAME, "duplicate", 0.3,
-                                 f"the same values ({', '.join(sorted(agreeing))})"))
+                                 f"the same values ({', '.join(texts[:4])})"))
     return out
