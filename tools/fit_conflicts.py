@@ -188,7 +188,8 @@ def main() -> int:
         else:
             table.append([name, "", "", "", h["unexplained_per100"], "", "",
                           f["unexplained_per100"]])
-    print(f"C={args.c:g}; {len(scored)} reported pairs ({sum(r['label'] for r in scored)} real conflicts), "
+    positives = sum(r["label"] for r in scored)
+    print(f"C={args.c:g}; {len(scored)} reported pairs ({positives} real conflicts), "
           f"{sum(r['label'] for r in rows if r['x'] is None)} labelled pairs no analyzer "
           "reports")
     print(tabulate(table, headers=["set", "held-out precision", "recall", "type accuracy",

@@ -33,8 +33,9 @@ CHANGE = re.compile(
 CHANGED = re.compile(
     r"\b(moved|migrated|switched|replaced|replaces|upgraded|bumped|took over|taken over|"
     r"takes over|handed over|handed to|no longer|retired|switched off|turned off|shut down|"
-    r"decommissioned|dissolved|(?:has|have|was|were) been (?:deleted|removed|dropped)|umgestellt|ersetzt|migriert|abgelöst|migramos|migrado|"
-    r"reemplazad[oa]s?|sustituid[oa]s?)\b|已迁移|迁移到|改为|已替换|替换为|已升级|升级到|不再", re.I)
+    r"decommissioned|dissolved|(?:has|have|was|were) been (?:deleted|removed|dropped)|"
+    r"umgestellt|ersetzt|migriert|abgelöst|migramos|migrado|reemplazad[oa]s?|"
+    r"sustituid[oa]s?)\b|已迁移|迁移到|改为|已替换|替换为|已升级|升级到|不再", re.I)
 _CHANGE_NOUN = r"(?:migration|upgrade|reorg|reorganisation|reorganization|switchover|cutover)"
 CHANGE_DONE = re.compile(
     rf"\b{_CHANGE_NOUN}\b.*\b(?:is|was|has been)\s+(?:complete|completed|finished|done)\b|"
@@ -155,7 +156,7 @@ class Features:
     versions: list[Version] = field(default_factory=list)
     sentences: list[str] = field(default_factory=list)
     contexts: list[set[str]] = field(default_factory=list)  # terms of each quantity's sentence
-    # what the title forbids, then what body sentences forbid: (is_action, terms in order)
+    # what the title forbids, then what body sentences forbid (see prohibitions)
     title_prohibitions: list[Prohibition] = field(default_factory=list)
     prohibitions: list[Prohibition] = field(default_factory=list)
     all_terms: set[str] = field(default_factory=set)  # every term of title, tags and body
@@ -202,16 +203,27 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._/+-][A-Za-z0-9]+)*|\d+(?:[.,]\d+
 _SHAPED = re.compile(r"\d|[A-Z].*[A-Z]|[._/+]")
 
 
+# dates say when something was written or decided, never what about: ISO dates, years, and
+# the day next to a month's name ("30 June", "June 30"), looked for only when a month is named
+_YEAR_OR_ISO = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|(?<!\d)(?<!\d\.)(?:19|20)\d\d(?!\.?\d)")
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
-_DATE = re.compile(rf"\b(?:\d{{4}}-\d{{1,2}}-\d{{1,2}}|\d{{1,2}}\.?\s+(?:{_MONTH})\.?,?\s+\d{{4}}|"
-                   rf"(?:{_MONTH})\.?\s+(?:\d{{1,2}},?\s+)?\d{{4}}|(?:19|20)\d\d)\b", re.I)
+_DAY_MONTH = re.compile(rf"\b\d{{1,2}}\.?\s+(?:{_MONTH})\b|\b(?:{_MONTH})\.?\s+\d{{1,2}}\b",
+                        re.I)
+_LOWER_WORD = re.compile(r"[a-zäöüéíóúñ]+")
+
+
+def _undated(text: str) -> str:
+    text = _YEAR_OR_ISO.sub(" ", text)
+    if MONTHS.isdisjoint(_LOWER_WORD.findall(text.lower())):
+        return text
+    return _DAY_MONTH.sub(" ", text)
 
 
 def anchors(text: str, qs: list[Quantity]) -> set[str]:
     """Language-independent tokens of ``text``: every token of inline code, and the tokens
     outside it that hold a digit, two capitals or a separator (RFC, E501, UTC, docs/x.md),
     plus each quantity as dimension=value in its base unit."""
-    text = _DATE.sub(" ", text)  # when something was written or decided, never what about
+    text = _undated(text)
     out = {t.lower() for code in _INLINE_CODE.findall(text) for t in _TOKEN.findall(code)
            if len(t) > 1}
     out.update(t.lower() for t in _TOKEN.findall(_INLINE_CODE.sub(" ", text))
@@ -231,13 +243,12 @@ def records_change(sentence: str) -> bool:
     return bool(CHANGED.search(sentence) or CHANGE_DONE.search(sentence))
 
 
-def lead(title: str, prose: str) -> list[str]:
+def lead(title: str, prose_sentences: list[str]) -> list[str]:
     """A memory's point: its title and the first sentence of its prose. A memory that records
     a change says so there ("Paging moved from Opsgenie to PagerDuty"); a change mentioned
     further down a guide ("models trained on the 1.x API generate code that no longer works")
     is a detail of its subject, not a claim that another memory is out of date."""
-    first = next((s for s in split_sentences(prose) if not s.lstrip().startswith(("|", ">"))),
-                 "")
+    first = next((s for s in prose_sentences if not s.lstrip().startswith(("|", ">"))), "")
     return [title, first] if first else [title]
 
 
@@ -269,12 +280,16 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         qs = quantities(stated)
         title_terms = set(terms(m.title))
         title_names = title_proper_names(m.title)
-        point = lead(m.title, prose)
+        prose_sentences = split_sentences(prose)
+        point = lead(m.title, prose_sentences)
+        point_text = "\n".join(point)
+        heading = is_heading(m.title)
         contexts, chosen = named_contexts(m.title, m.tags), choices(m.title)
-        if chosen and is_heading(m.title):
+        if chosen and heading:
             # "Vue 3 Development Instructions" is the rule book for Vue projects, not a choice
             # of Vue over React: its member is the context it governs
-            contexts.update({f"choice of {family}": {member} for family, member in chosen.items()})
+            contexts.update({f"choice of {family}": {member}
+                             for family, member in chosen.items()})
             chosen = {}
         out[m.id] = Features(
             memory=m, vector={t: v / norm for t, v in vec.items()},
@@ -282,14 +297,14 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             contexts=[set(terms(_sentence_at(stated, q.start))) | title_terms for q in qs],
             versions=versions(stated), sentences=sentences,
             title_prohibitions=prohibitions(m.title),
-            prohibitions=[p for s in split_sentences(prose) for p in prohibitions(s)],
+            prohibitions=[p for s in prose_sentences for p in prohibitions(s)],
             all_terms=set(vec),  # the indexed terms: title, tags, folders and body
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=contexts, choices=chosen,
             names=title_names | proper_names(body), title_names=title_names,
             changes=[(s, proper_names(s), set(terms(s))) for s in point
                      if records_change(s)],
-            heading=is_heading(m.title), point="\n".join(point), point_versions=versions("\n".join(point)),
+            heading=heading, point=point_text, point_versions=versions(point_text),
             corpus=corpus)
     return out
 
