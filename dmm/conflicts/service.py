@@ -12,7 +12,7 @@ import sqlite3
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from dmm.conflicts import auto, resolver, store
+from dmm.conflicts import auto, store
 from dmm.conflicts.analyzers import fingerprint
 from dmm.conflicts.model import OPEN, Conflict, ConflictMemory, conflict_id, pair_key
 from dmm.errors import InvalidInputError, NotFoundError
@@ -22,7 +22,8 @@ from dmm.landing import commit_files
 from dmm.memory.model import Memory
 from dmm.workspace import Workspace
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # resolving (memory edits, commits) loads only when a command resolves
+    from dmm.conflicts import resolver
     from dmm.conflicts.scanner import ScanResult
 
 
@@ -180,6 +181,8 @@ def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.Resolutio
 
         taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
         taken |= ids_ever_named(Git(ws.root))  # open proposals too: commits with trailers
+    from dmm.conflicts import resolver
+
     return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,
                             propose=propose)
 
@@ -205,4 +208,6 @@ def auto_plan(ws: Workspace, conn: sqlite3.Connection, min_confidence: float | N
 
 
 def undo(ws: Workspace, cid: str, reason: str) -> resolver.ResolutionResult:
+    from dmm.conflicts import resolver
+
     return resolver.undo(Git(ws.root), cid, reason)
