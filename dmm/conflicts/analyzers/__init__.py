@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the features (and every cue list) load only when a scan runs
@@ -22,10 +23,17 @@ if TYPE_CHECKING:  # the features (and every cue list) load only when a scan run
 VERSION = 5
 
 
+# the fitted confidence weights (calibration.py): refitting them changes what is reported too
+_WEIGHTS = Path(__file__).resolve().parent.parent / "data" / "weights.json"
+
+
 def fingerprint(config: dict) -> str:
-    """What detection results depend on besides the memories: analyzer version and settings."""
+    """What detection results depend on besides the memories: analyzer version, fitted
+    weights and settings."""
     settings = {k: v for k, v in config.items() if not k.startswith("auto_")}
-    return hashlib.sha1(json.dumps([VERSION, settings], sort_keys=True).encode()).hexdigest()
+    digest = hashlib.sha1(json.dumps([VERSION, settings], sort_keys=True).encode())
+    digest.update(_WEIGHTS.read_bytes())
+    return digest.hexdigest()
 
 
 @dataclass
