@@ -205,15 +205,25 @@ _SHAPED = re.compile(r"\d|[A-Z].*[A-Z]|[._/+]")
 
 # dates say when something was written or decided, never what about: ISO dates, years, and
 # the day next to a month's name ("30 June", "June 30"), looked for only when a month is named
-_YEAR_OR_ISO = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|(?<!\d)(?<!\d\.)(?:19|20)\d\d(?!\.?\d)")
+_YEAR_OR_ISO = re.compile(r"(?:19|20)\d\d(?:-\d{1,2}-\d{1,2})?")  # digits first: fast to scan
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY_MONTH = re.compile(rf"\b\d{{1,2}}\.?\s+(?:{_MONTH})\b|\b(?:{_MONTH})\.?\s+\d{{1,2}}\b",
                         re.I)
 _LOWER_WORD = re.compile(r"[a-zäöüéíóúñ]+")
 
 
+def _not_in_a_number(m: re.Match) -> str:
+    """A year or an ISO date, unless it is part of a longer number ("12024", "1.2024")."""
+    s, a, b = m.string, m.start(), m.end()
+    before, after = s[max(0, a - 2):a], s[b:b + 2]
+    if before[-1:].isdigit() or (before[-1:] == "." and before[:1].isdigit()) \
+            or after[:1].isdigit() or (after[:1] == "." and after[1:].isdigit()):
+        return m.group(0)
+    return " "
+
+
 def _undated(text: str) -> str:
-    text = _YEAR_OR_ISO.sub(" ", text)
+    text = _YEAR_OR_ISO.sub(_not_in_a_number, text)
     if MONTHS.isdisjoint(_LOWER_WORD.findall(text.lower())):
         return text
     return _DAY_MONTH.sub(" ", text)
