@@ -33,6 +33,7 @@ CHANGE = re.compile(
 CHANGED = re.compile(
     r"\b(moved|migrated|switched|replaced|replaces|upgraded|bumped|took over|taken over|"
     r"takes over|handed over|handed to|no longer|retired|switched off|turned off|shut down|"
+    r"converted|ported|renamed|"
     r"decommissioned|dissolved|(?:has|have|was|were) been (?:deleted|removed|dropped)|"
     r"umgestellt|ersetzt|migriert|abgelöst|migramos|migrado|reemplazad[oa]s?|"
     r"sustituid[oa]s?)\b|已迁移|迁移到|改为|已替换|替换为|已升级|升级到|不再", re.I)

@@ -51,6 +51,16 @@ def test_a_change_that_is_a_memorys_point_makes_the_older_one_stale(repo):
     assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_09_10_001"): "stale"}
 
 
+def test_a_recorded_change_binds_by_the_subject_words_when_no_name_does(repo):
+    add(repo, "project/old.md", "mem_2025_01_10_001",
+        "Invoices are stored as PDF files in the archive bucket",
+        "Every invoice is rendered once and kept in the archive bucket.")
+    add(repo, "project/new.md", "mem_2025_09_10_001",
+        "Invoice files live in the document service after the archive migration",
+        "The document service keeps every invoice file and renders it on request.")
+    assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_09_10_001"): "stale"}
+
+
 def test_values_in_a_table_are_not_stated_values(repo):
     add(repo, "project/a.md", "mem_2025_03_10_001", "Upstream timeouts of the API gateway",
         "The API gateway gives every upstream call of the search and orders routes 30 seconds "

@@ -16,6 +16,7 @@ from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.alternatives import choices
 from dmm.conflicts.features import TRANSITION
 from dmm.conflicts.model import Candidate
+from dmm.text.analyze import terms
 
 NAME = "temporal"
 def analyze(ctx: ScanContext) -> list[Candidate]:
@@ -31,6 +32,10 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         old_names = old.names | {v.name for v in old.versions}
         old_versioned = {v.name for v in old.versions}
         new_versioned = {v.name for v in new.versions}
+        # what the older title is about, said again in the newer memory's point: a change
+        # recorded there is about it even when no name binds the two ("Aware datetimes
+        # everywhere after the timestamptz migration" after "Timestamps are naive UTC values")
+        subject = new.corpus.specific(set(terms(new.point)) & old.title_terms)
         for sentence, sentence_names, sentence_terms in new.changes:
             named = (sentence_names | new_versioned) & old_names
             # a new version of X leaves a statement naming X without a version true
@@ -44,6 +49,8 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
                      if k in old.choices and old.choices[k] != v}
             if other:
                 named, about, old_titled = other, other, other
+            elif not named and len(subject) >= 2:
+                named = about = subject
             if named and about:
                 out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
                                      f"{new.id} ({new.memory.created}) records a change: "
