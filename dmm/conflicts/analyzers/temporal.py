@@ -33,13 +33,13 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         old_versioned = {v.name for v in old.versions}
         new_versioned = {v.name for v in new.versions}
         # what the older title is about, said again in the newer memory's point: a change
-        # recorded there is about it even when no name binds the two ("Aware datetimes
+        # recorded there is about it when the two share no name ("Aware datetimes
         # everywhere after the timestamptz migration" after "Timestamps are naive UTC values")
         subject = new.corpus.specific(set(terms(new.point)) & old.title_terms)
         for sentence, sentence_names, sentence_terms in new.changes:
-            named = (sentence_names | new_versioned) & old_names
+            shared_names = (sentence_names | new_versioned) & old_names
             # a new version of X leaves a statement naming X without a version true
-            named = {n for n in named if n in old_versioned or n not in new_versioned}
+            named = {n for n in shared_names if n in old_versioned or n not in new_versioned}
             about = sentence_terms & old.title_terms
             old_titled = old.title_names | {v.name for v in old.point_versions}
             # or the change lands on another answer to the question the old memory's title
@@ -49,7 +49,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
                      if k in old.choices and old.choices[k] != v}
             if other:
                 named, about, old_titled = other, other, other
-            elif not named and len(subject) >= 2:
+            elif not shared_names and len(subject) >= 2:  # names, when shared, decide
                 named = about = subject
             if named and about:
                 out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
