@@ -107,11 +107,31 @@ def _number(raw: str, scale: str | None) -> float:
     return value * SCALE.get((scale or "").lower(), 1)
 
 
-def quantities(text: str) -> list[Quantity]:
+# "twice a minute", "3 times per hour", "once a day": a frequency, read as the period between
+# two events (30 seconds, 20 minutes, a day), so that it meets "every 30 seconds"
+_FREQUENCY = re.compile(r"\b(once|twice|thrice|(\d+|[a-z]+)\s+times)\s+(?:a|an|per|every|each)\s+"
+                        r"([a-z]+)\b", re.I)
+_TIMES = {"once": 1, "twice": 2, "thrice": 3}
+
+
+def _frequencies(text: str) -> list[Quantity]:
     out = []
+    for m in _FREQUENCY.finditer(text):
+        unit = m.group(3).lower()
+        count = m.group(2)
+        n = _TIMES.get(m.group(1).lower()) or (
+            int(count) if count and count.isdigit() else WORD_NUMBERS.get((count or "").lower()))
+        if unit in DURATION and n:
+            out.append(Quantity("duration", DURATION[unit] / n, m.group(0), m.start()))
+    return out
+
+
+def quantities(text: str) -> list[Quantity]:
+    out = _frequencies(text)
+    taken = {i for q in out for i in range(q.start, q.start + len(q.text))}
     in_version = {i for v in _VERSION.finditer(text) for i in range(v.start(2), v.end(2))}
     for m in _TOKEN.finditer(text):
-        if m.start() in in_version:
+        if m.start() in in_version or m.start() in taken:
             continue
         if m.group(3):
             word = m.group(3).lower()

@@ -73,3 +73,11 @@ def test_what_is_not_a_quantity(text):
 def test_one_letter_units_against_the_number():
     assert one("retries back off for 30s").value == 30
     assert one("kept for 46d").value == 46 * 86400
+
+
+@pytest.mark.parametrize("a, b", [("twice a minute", "every 30 seconds"),
+                                  ("3 times per hour", "20 minutes"),
+                                  ("once a day", "24 hours")])
+def test_a_frequency_is_the_period_between_two_events(a, b):
+    qa, qb = one(a), one(b)
+    assert qa.dimension == qb.dimension == "duration" and same_value(qa.value, qb.value)

@@ -61,6 +61,16 @@ def test_a_recorded_change_binds_by_the_subject_words_when_no_name_does(repo):
     assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_09_10_001"): "stale"}
 
 
+def test_one_value_in_two_titles_in_other_words_is_a_duplicate(repo):
+    add(repo, "project/a.md", "mem_2025_03_10_001", 
+        "Uptime checks ping the billing API every 20 minutes",
+        "The uptime monitor calls /health on the billing API.")
+    add(repo, "project/b.md", "mem_2025_06_10_001", 
+        "The billing API uptime probe runs 3 times per hour",
+        "A synthetic probe requests the health endpoint of the billing API.")
+    assert detect(repo) == {("mem_2025_03_10_001", "mem_2025_06_10_001"): "duplicate"}
+
+
 def test_values_in_a_table_are_not_stated_values(repo):
     add(repo, "project/a.md", "mem_2025_03_10_001", "Upstream timeouts of the API gateway",
         "The API gateway gives every upstream call of the search and orders routes 30 seconds "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.model import Candidate
 from dmm.conflicts.quantities import same_value
-from dmm.text.analyze import stem
+from dmm.text.analyze import stem, terms
 
 NAME = "value_change"
 
@@ -51,20 +51,44 @@ def _other_names(fa, fb) -> tuple[str, str] | None:
     return None
 
 
+def _subject_words(fa, fb, titled: dict) -> set[str]:
+    """The title words two memories share that name their subject: specific to them in the
+    store, and not the values themselves ("30 days" in both titles is no shared subject)."""
+    values = set(terms(" ".join(q.text for q in titled[fa.id] + titled[fb.id])))
+    return fa.corpus.specific(fa.title_terms & fb.title_terms) - values
+
+
 def _title_values(fa, fb, titled: dict) -> tuple[str, str] | None:
     """Both titles state a value of one dimension and share two words besides, and no value of
     one title is a value of the other: the point of each memory is a different value, whatever
     details their bodies share ("两位审阅者批准" vs "一位维护者批准")."""
-    if len(fa.title_terms & fb.title_terms) < 2:
-        return None
     for f in (fa, fb):
         if f.id not in titled:
             titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
+    if len(_subject_words(fa, fb, titled)) < 2:
+        return None
     for x in titled[fa.id]:
         ys = [y for y in titled[fb.id] if y.dimension == x.dimension]
         xs = [v for v in titled[fa.id] if v.dimension == x.dimension]
         if ys and not any(same_value(v.value, y.value) for v in xs for y in ys):
             return x.text, ys[0].text
+    return None
+
+
+def _title_agreement(fa, fb, titled: dict) -> tuple[str, str] | None:
+    """Both titles state the same value of one dimension and share two words specific to them
+    in the store: one rule said twice ("every 30 seconds", "twice a minute"). Without the
+    shared words a value is no subject ("backups kept for 30 days", "tokens valid for 30
+    days")."""
+    for f in (fa, fb):
+        if f.id not in titled:
+            titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
+    if len(_subject_words(fa, fb, titled)) < 2:
+        return None
+    for x in titled[fa.id]:
+        for y in titled[fb.id]:
+            if y.dimension == x.dimension and same_value(x.value, y.value):
+                return x.text, y.text
     return None
 
 
@@ -117,6 +141,10 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             on_point = max((_said_in(fa, x) + _said_in(fb, y)) / 2 for x, y in differing)
             out.append(Candidate(a, b, NAME, "contradictory", score,
                                  f"different values: {x!r} vs {y!r}", (x, y), on_point))
+        elif same := _title_agreement(fa, fb, titled):
+            out.append(Candidate(a, b, NAME, "duplicate", min(0.9, 0.45 + sim),
+                                 f"the same value in both titles: {same[0]!r} = {same[1]!r}",
+                                 same, on_point=1.0))
         elif agreeing and sim >= ctx.config["duplicate_similarity"] * 0.6:
             texts = sorted({q.text for q in fa.quantities if q.dimension in agreeing})
             out.append(Candidate(a, b, NAME, "duplicate", 0.3,
