@@ -39,7 +39,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "pair_similarity": 0.08,  # less similar pairs are not compared (alternatives aside)
         "duplicate_similarity": 0.45,  # same scope and this similar: duplicate
         "scope_overlap_similarity": 0.3,  # two scopes and this similar: scope overlap
-        "anchor_similarity": 0.35,  # this share of code, names and values in common: a copy
+        "anchor_similarity": 0.3,  # this share of code, names and values in common: a copy
         "value_similarity": 0.1,  # this similar and different values: contradiction
         "negation_similarity": 0.15,  # this similar and one forbids what the other states
         "temporal_similarity": 0.12,  # this similar and the newer records a change: stale

@@ -14,7 +14,7 @@ from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.features import anchor_overlap
 from dmm.conflicts.model import Candidate
 
-MIN_SHARED_ANCHORS = 5  # fewer shared anchors than this are a shared subject, not a copy
+MIN_SHARED_ANCHORS = 4  # fewer shared anchors than this are a shared subject, not a copy
 
 NAME = "semantic_similarity"
 
