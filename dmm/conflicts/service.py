@@ -16,13 +16,13 @@ from dmm.conflicts import auto, store
 from dmm.conflicts.analyzers import fingerprint
 from dmm.conflicts.model import OPEN, Conflict, ConflictMemory, conflict_id, pair_key
 from dmm.errors import InvalidInputError, NotFoundError
-from dmm.gitrepo import Git, commit_message
 from dmm.index import db, read
-from dmm.landing import commit_files
 from dmm.memory.model import Memory
 from dmm.workspace import Workspace
 
-if TYPE_CHECKING:  # resolving (memory edits, commits) loads only when a command resolves
+# git and resolving (memory edits, commits) load only when a command needs them: listing and
+# checking conflicts stay light
+if TYPE_CHECKING:
     from dmm.conflicts import resolver
     from dmm.conflicts.scanner import ScanResult
 
@@ -38,6 +38,8 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
             raise NotFoundError(f"no memory {memory}")
         focus, kind = {found[0].id}, "targeted"
     elif since:
+        from dmm.gitrepo import Git
+
         git = Git(ws.root)
         if git.rev_parse(since) is None:
             raise InvalidInputError(f"{since} is not a commit")
@@ -139,6 +141,9 @@ def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description
         raise InvalidInputError("a conflict is between exactly two different memories")
     if missing:
         raise NotFoundError(f"no memory {', '.join(missing)}")
+    from dmm.gitrepo import Git, commit_message
+    from dmm.landing import commit_files
+
     git = Git(ws.root)
     cid = conflict_id(*ids)
     who = who or git.user_name()
@@ -175,14 +180,15 @@ def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.Resolutio
         raise NotFoundError(f"memory {', '.join(gone)} of {conflict.conflict_id} is gone: "
                             "run `dmm conflicts scan`")
     mems = [found[m.memory_id] for m in conflict.memories]
+    from dmm.conflicts import resolver
+    from dmm.gitrepo import Git
+
     taken: set[str] = set()
     if request.action == "merge":  # the only action that makes a memory, with a new id
         from dmm.audit import ids_ever_named
 
         taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
         taken |= ids_ever_named(Git(ws.root))  # open proposals too: commits with trailers
-    from dmm.conflicts import resolver
-
     return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,
                             propose=propose)
 
@@ -209,5 +215,6 @@ def auto_plan(ws: Workspace, conn: sqlite3.Connection, min_confidence: float | N
 
 def undo(ws: Workspace, cid: str, reason: str) -> resolver.ResolutionResult:
     from dmm.conflicts import resolver
+    from dmm.gitrepo import Git
 
     return resolver.undo(Git(ws.root), cid, reason)
