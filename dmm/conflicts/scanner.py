@@ -48,6 +48,7 @@ class ScanResult:
     errors: list[str] = field(default_factory=list)
     # findings left out as artifacts of how the store is written (sanity.py), as dicts
     artifacts: list[dict] = field(default_factory=list)
+    new_conflict_ids: list[str] = field(default_factory=list)  # the conflicts_new ones
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -232,7 +233,7 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     conflicts, artifacts = detect(features, focus, config, use, started_at)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
-    new, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id,
+    new_ids, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id,
                                fingerprint(config), partial)
     by_type: dict[str, int] = defaultdict(int)
     by_method: dict[str, int] = defaultdict(int)
@@ -241,8 +242,9 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
         by_method[c.detection_method] += 1
     result = ScanResult(scan_id, scan_type, started_at, now(),
                         int((time.perf_counter() - started) * 1000), len(focus),
-                        [a.NAME for a in use], len(conflicts), new, existing, dict(by_type),
-                        dict(by_method), artifacts=[a.to_dict() for a in artifacts])
+                        [a.NAME for a in use], len(conflicts), len(new_ids), existing,
+                        dict(by_type), dict(by_method), artifacts=[a.to_dict() for a in artifacts],
+                        new_conflict_ids=new_ids)
     store.record_scan(conn, result)
     return result
 

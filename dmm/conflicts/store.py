@@ -19,8 +19,10 @@ from dmm.workspace import DMM_DIR
 
 
 def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | None,
-         scan_id: str, fingerprint: str, methods: set[str] | None = None) -> tuple[int, int]:
-    """Replace the stored conflicts (all, or those touching ``focus``); (new, existing).
+         scan_id: str, fingerprint: str, methods: set[str] | None = None,
+         ) -> tuple[list[str], int]:
+    """Replace the stored conflicts (all, or those touching ``focus``); (ids of the conflicts
+    this cache had not stored before, how many it had).
     ``fingerprint``: the analyzers' version and settings the scan ran with. ``methods``: a
     partial scan ran only these analyzers, so it replaces only what they alone found (a
     conflict another analyzer also found stays as it was) and leaves the store marked as not
@@ -44,14 +46,14 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
         # conflicts of memories that no longer exist go too
         conn.execute("DELETE FROM conflicts WHERE a NOT IN (SELECT id FROM memories) "
                      "OR b NOT IN (SELECT id FROM memories)")
-        new = 0
+        new = []
         for c in conflicts:
             if c.conflict_id in kept:
                 continue
             if c.conflict_id in first_seen:
                 c.detected_at = first_seen[c.conflict_id]
             else:
-                new += 1
+                new.append(c.conflict_id)
             ids = sorted(m.memory_id for m in c.memories)
             conn.execute("INSERT OR REPLACE INTO conflicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
@@ -69,7 +71,7 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
         if conn.in_transaction:  # SQLite has already rolled back after some errors
             conn.execute("ROLLBACK")
         raise
-    return new, len(conflicts) - new
+    return new, len(conflicts) - len(new)
 
 
 def _cached_json(text: str) -> dict:

@@ -8,21 +8,51 @@ and swallowed: a hook must never break the git command that ran it.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from dmm.workspace import Workspace
 
 
 def run(ws: Workspace) -> str | None:
-    """Scan; return the one-line notice for stderr, or None when nothing new was found."""
+    """Scan; return the one-line notice for stderr, or None when nothing new was found.
+
+    New means new to the store: a conflict the changed memories brought. A cache that was
+    rebuilt (`dmm reindex`, a fresh clone, a deleted .dmm/index/) rescans everything and
+    finds every old conflict again: of those, only the ones involving a memory the last
+    commit changed are new. A conflict someone already dismissed, resolved or flagged is
+    decided, never new."""
+    from dmm.conflicts import store
     from dmm.conflicts.service import run_scan
     from dmm.index.refresh import open_fresh
 
     conn, _ = open_fresh(ws)
     try:
         result = run_scan(ws, conn)
+        decided = store.decisions(ws.conflicts_dir)
+        found = {cid: row for cid in result.new_conflict_ids if cid not in decided
+                 for row in conn.execute("SELECT type, a, b FROM conflicts "
+                                         "WHERE conflict_id = ?", (cid,))}
+        if found and result.scan_type != "incremental":  # everything rescanned
+            changed = _last_commit_memories(ws, conn)
+            found = {cid: row for cid, row in found.items() if {row[1], row[2]} & changed}
     finally:
         conn.close()
-    if result.conflicts_new:
-        kinds = ", ".join(f"{n} {k}" for k, n in sorted(result.by_type.items()))
-        return (f"dmm: {result.conflicts_new} new memory conflict(s) found ({kinds}): "
-                "run `dmm conflicts list`")
-    return None
+    if not found:
+        return None
+    kinds = Counter(row[0] for row in found.values())
+    listed = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    return (f"dmm: {len(found)} new memory conflict(s) found ({listed}): "
+            "run `dmm conflicts list`")
+
+
+def _last_commit_memories(ws: Workspace, conn) -> set[str]:
+    """Ids of the memories the commit at HEAD changed (against its first parent)."""
+    from dmm.gitrepo import Git
+
+    git = Git(ws.root)
+    if git.rev_parse("HEAD~1") is None:  # the first commit: everything in it is new
+        return {mid for (mid,) in conn.execute("SELECT id FROM memories")}
+    names = git.run("diff", "--name-only", "-z", "HEAD~1", "HEAD", "--", ".dmm/memory").stdout
+    paths = [p.removeprefix(".dmm/memory/") for p in names.split("\0") if p]
+    return {mid for p in paths for (mid,) in conn.execute(
+        "SELECT id FROM memories WHERE path = ?", (p,))}

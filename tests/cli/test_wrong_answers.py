@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -147,3 +149,35 @@ def test_a_fresh_clone_says_its_conflicts_were_not_checked(store, tmp_path):
     pack = json.loads(run_dmm("query", task, "--json", cwd=clone).stdout)
     assert not any("were not checked" in w for w in pack["warnings"])
     assert pack["conflicts"]  # now checked, and the contradiction is named
+
+
+def commit(root, message: str) -> str:
+    """Commit everything with the real git (hooks run); what the hooks said on stderr."""
+    git(root, "add", "-A")
+    proc = subprocess.run(["git", "commit", "-qm", message], cwd=root, capture_output=True,
+                          text=True, check=True)
+    return proc.stderr
+
+
+def test_a_rebuilt_cache_announces_no_old_conflicts(store):
+    """After `dmm reindex` or a deleted .dmm/index/, the next commit's hook rescans everything:
+    what it finds again is not new, and a dismissed conflict is decided, not new."""
+    assert store.dmm("hooks", "install").returncode == 0
+    dismissed = cid(store, BEANSTALK, "mem_2026_01_10_001")
+    assert store.dmm("conflicts", "dismiss", dismissed, "--reason", "tested").returncode == 0
+    for rebuild in (("reindex",), None):
+        if rebuild:
+            assert store.dmm(*rebuild).returncode == 0
+        else:
+            shutil.rmtree(store.root / ".dmm" / "index")
+        store.add("project/unrelated.md", f"mem_2026_03_0{1 if rebuild else 2}_001",
+                  "Release notes are written in the pull request",
+                  "Every pull request carries its own release note.")
+        notice = commit(store.root, "an unrelated memory")
+        assert "new memory conflict" not in notice, notice
+    # a conflict the commit brings is still announced
+    store.add("project/limit_third.md", "mem_2026_04_01_001", "Upload size ceiling at the gateway",
+              "The ceiling is 2 MB. Uploads through the public gateway are refused above the "
+              "size ceiling, answered with status 413.", tags="[uploads, limits]")
+    notice = commit(store.root, "a third limit")
+    assert "2 new memory conflict(s) found (2 contradictory)" in notice, notice
