@@ -92,7 +92,8 @@ def _print_result(result) -> None:
 
 
 @command.command("process")
-@click.option("--id", "proposal_id", help="Process this proposal.")
+@click.argument("proposal_id", required=False, metavar="[PROPOSAL_ID]")
+@click.option("--id", "id_option", hidden=True)  # the old spelling, kept for scripts
 @click.option("--all", "all_", is_flag=True, help="Process every pending proposal.")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000),
               help="At most this many (with --all).")
@@ -100,8 +101,9 @@ def _print_result(result) -> None:
               help="Approve proposals whose warnings would defer them (errors still reject).")
 @json_option
 @click.pass_context
-def process_cmd(ctx, proposal_id, all_, limit, force, as_json) -> int:
-    """Run the automated checks on proposals and carry out each decision.
+def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int:
+    """Run the automated checks on one proposal (its id) or on --all, and carry out each
+    decision.
 
     Approved and modified proposals are merged into the checked-out branch; rejected ones are
     closed with a record on dmm/audit; deferred ones stay open for a person. Exits 1 when a
@@ -109,8 +111,11 @@ def process_cmd(ctx, proposal_id, all_, limit, force, as_json) -> int:
     """
     from dmm.proposals.review import process, process_pending
 
+    if proposal_id and id_option and proposal_id != id_option:
+        raise click.UsageError("give the proposal id once")
+    proposal_id = proposal_id or id_option
     if bool(proposal_id) == all_:
-        raise click.UsageError("give either --id ID or --all")
+        raise click.UsageError("give either a proposal id or --all")
     ws = workspace(ctx)
     results = ([process(ws, proposal_id, force)] if proposal_id
                else process_pending(ws, limit, force))

@@ -47,7 +47,7 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
         for w in result.precheck_warnings:
             message(f"  warning: {w}")
         message(f"Review it: dmm review show {result.proposal_id} | "
-                f"dmm review process --id {result.proposal_id}")
+                f"dmm review process {result.proposal_id}")
     else:
         message("Precheck failed, nothing was proposed:")
         for e in result.precheck_errors:

@@ -2,7 +2,7 @@
 
     python tests/benchmarks/bench_writeback.py --size 10000 [--runs 5]
 
-Reports medians of `dmm write propose`, `dmm review process --id X` (every automated check,
+Reports medians of `dmm write propose`, `dmm review process X` (every automated check,
 including the duplicate check against the whole store, then the merge), and the cost of usage
 logging inside `dmm query` (query with and without logging).
 """
@@ -76,14 +76,14 @@ def main() -> None:
                                   capture_output=True, text=True, check=True)
             propose.append(time.perf_counter() - start)
             pid = proc.stdout.strip()
-            process.append(timed(DMM + ["review", "process", "--id", pid], tmp)[0])
+            process.append(timed(DMM + ["review", "process", pid], tmp)[0])
         time.sleep(2.1)
         query = "how do we retry failed payment jobs"
         queries = [timed(DMM + ["query", query, "--json"], tmp)[0] for _ in range(args.runs * 3)]
         log_costs = usage_log_cost(tmp, query, args.runs * 3)
         ms = lambda v: f"{statistics.median(v) * 1000:.0f} ms"  # noqa: E731
         share = statistics.median(log_costs) / statistics.median(queries)
-        print("| memories | write propose | review process --id | query (whole process) "
+        print("| memories | write propose | review process ID | query (whole process) "
               "| usage logging inside it |")
         print("|---:|---:|---:|---:|---:|")
         print(f"| {args.size:,} | {ms(propose)} | {ms(process)} | {ms(queries)} | "

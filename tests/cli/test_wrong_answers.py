@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -115,7 +116,7 @@ def test_exit_codes_are_the_documented_ones(store):
     made = json.loads(store.dmm("write", "propose", "--path", "project/limit_copy.md",
                                 "--reason", "r", "--json", input=copy).stdout)
     assert made["success"], made
-    processed = store.dmm("review", "process", "--id", made["proposal_id"])
+    processed = store.dmm("review", "process", made["proposal_id"])
     assert "REJECTED" in processed.stdout, processed.stdout
     assert processed.returncode == ExitCode.PROBLEMS_FOUND
     checked = store.dmm("conflicts", "check", "--memories", f"{OLD_LIMIT},{NEW_LIMIT}")
@@ -181,3 +182,16 @@ def test_a_rebuilt_cache_announces_no_old_conflicts(store):
               "size ceiling, answered with status 413.", tags="[uploads, limits]")
     notice = commit(store.root, "a third limit")
     assert "2 new memory conflict(s) found (2 contradictory)" in notice, notice
+
+
+def test_review_process_takes_the_id_as_every_review_command_does(committed):  # noqa: F811
+    proc = committed.dmm("write", "propose", "--path", "project/billing/invoices.md",
+                         "--reason", "numbering rule", input=MEMORY)
+    assert proc.returncode == 0, proc.stderr
+    hint = re.search(r"dmm review process (\S+)", proc.stderr + proc.stdout)
+    assert hint, proc.stderr  # the hint names the positional form
+    pid = hint.group(1)
+    processed = committed.dmm("review", "process", pid, "--json")
+    assert json.loads(processed.stdout)["proposal_id"] == pid, processed.stderr
+    neither = committed.dmm("review", "process")
+    assert neither.returncode == ExitCode.USAGE and "a proposal id or --all" in neither.stderr

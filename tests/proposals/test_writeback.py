@@ -79,7 +79,7 @@ def test_create_process_approve(committed):
     assert [p["proposal_id"] for p in listed["proposals"]] == [pid]
     shown = json.loads(committed.dmm("review", "show", pid, "--json").stdout)
     assert "+# API errors use problem details" in shown["diff"]
-    processed = json.loads(committed.dmm("review", "process", "--id", pid, "--json").stdout)
+    processed = json.loads(committed.dmm("review", "process", pid, "--json").stdout)
     assert processed["decision"] == "approved", processed
     assert (committed.memory / "project/api/errors.md").exists()
     assert git(committed.root, "status", "--porcelain") == ""
@@ -187,7 +187,7 @@ def test_reviewer_decisions(committed):
         "application/problem+json and", "application/problem+json and")
     pid = propose(committed, "propose", "--path", "project/retries.md", "--reason", "r",
                   content=sloppy)["proposal_id"]
-    result = json.loads(committed.dmm("review", "process", "--id", pid, "--json").stdout)
+    result = json.loads(committed.dmm("review", "process", pid, "--json").stdout)
     assert result["decision"] == "modified"
     text = (committed.memory / "project/retries.md").read_text()
     assert "tags: [retries, http]" in text and "document with   " not in text
@@ -207,7 +207,7 @@ def test_reviewer_decisions(committed):
     pid = propose(committed, "propose", "--path", "project/db/alembic.md", "--reason", "r",
                   content=new_memory(body.split("\n", 1)[0], body.split("\n", 1)[1],
                                      tags="[database]"))["proposal_id"]
-    proc = committed.dmm("review", "process", "--id", pid, "--json")
+    proc = committed.dmm("review", "process", pid, "--json")
     assert proc.returncode == ExitCode.PROBLEMS_FOUND, proc.stderr  # a rejection: scripts notice
     result = json.loads(proc.stdout)
     assert result["decision"] == "rejected"
