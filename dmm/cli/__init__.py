@@ -9,6 +9,7 @@ traceback; set DMM_DEBUG=1 to see one for an unexpected error.
 from __future__ import annotations
 
 import errno
+import json
 import importlib
 import io
 import os
@@ -71,7 +72,8 @@ def cli(ctx: click.Context, repo: Path | None) -> None:
       dmm status                                 what the store holds, and its problems
 
     Every command works from any folder of the repository; --json gives machine-readable
-    output wherever a command shows data.
+    output wherever a command shows data, and turns an error into a JSON object on stdout
+    ({"error", "hint", "exit_code"}).
     """
     if repo is not None and not repo.is_dir():
         raise click.BadParameter(f"{repo} is not a directory", param_hint="-C/--repo")
@@ -94,22 +96,43 @@ def main(argv: list[str] | None = None) -> None:
 _CACHE_DAMAGED = -1
 
 
+_FAILED: list[tuple[str, str | None]] = []  # what _error said, for --json
+
+
+def _json_requested(argv: list[str] | None) -> bool:
+    """Whether the command line asks for --json (options end at a bare "--")."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
 def _run(argv: list[str] | None) -> int:
+    """Run the command; on failure with --json, the error is also a JSON object on stdout
+    ({"error", "hint", "exit_code"}), so that a program never has to parse prose."""
+    _FAILED.clear()
+    code = _run_command(argv)
+    if code not in (0, _CACHE_DAMAGED) and _FAILED and _json_requested(argv):
+        text, hint = _FAILED[0]
+        click.echo(json.dumps({"error": text, "hint": hint, "exit_code": int(code)}))
+    return code
+
+
+def _run_command(argv: list[str] | None) -> int:
     try:
         code = cli.main(args=argv, prog_name="dmm", standalone_mode=False)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.ClickException as exc:
         exc.show()
+        _FAILED.append((exc.format_message(), "see the command's --help"))
         code = exc.exit_code
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        _error("aborted")
         code = ExitCode.INTERRUPTED
     except DmmError as exc:
         _error(exc.message, exc.hint)
         code = int(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        _error("interrupted")
         code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         # Output piped into `head` and the like: not an error worth a message.
@@ -126,14 +149,18 @@ def _run(argv: list[str] | None) -> int:
             return _cache_error(exc, opened_workspace())
         if os.environ.get("DMM_DEBUG"):
             raise
-        click.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
-        click.echo("hint: this is a bug in dmm; run again with DMM_DEBUG=1 for a traceback "
-                   "and report it", err=True)
+        text = f"internal error: {type(exc).__name__}: {exc}"
+        hint = ("this is a bug in dmm; run again with DMM_DEBUG=1 for a traceback and "
+                "report it")
+        click.echo(text, err=True)
+        click.echo(f"hint: {hint}", err=True)
+        _FAILED.append((text, hint))
         code = INTERNAL_ERROR
     return code if isinstance(code, int) else ExitCode.OK
 
 
 def _error(text: str, hint: str | None = None) -> None:
+    _FAILED.append((text, hint))
     click.echo(f"error: {text}", err=True)
     if hint:
         click.echo(f"hint: {hint}", err=True)

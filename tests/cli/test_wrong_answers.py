@@ -195,3 +195,22 @@ def test_review_process_takes_the_id_as_every_review_command_does(committed):  #
     assert json.loads(processed.stdout)["proposal_id"] == pid, processed.stderr
     neither = committed.dmm("review", "process")
     assert neither.returncode == ExitCode.USAGE and "a proposal id or --all" in neither.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("conflicts", "show", "conflict_000000000000"),  # not found
+    ("conflicts", "list", "--status", "bogus"),  # a usage error, found by click
+    ("review", "show", "nope"),
+    ("usage", "show", "mem_2099_01_01_001"),
+    ("log", "--decision", "bogus"),
+])
+def test_json_means_json_on_stdout_even_for_errors(store, args):
+    """(A write that fails answers with its own ProposalResult, success false, as before.)"""
+    proc = store.dmm(*args, "--json")
+    assert proc.returncode != 0
+    error = json.loads(proc.stdout)
+    assert error["exit_code"] == proc.returncode and error["error"]
+    assert set(error) == {"error", "hint", "exit_code"}
+    assert "error" in proc.stderr.lower()  # the person at the terminal still reads it
+    plain = store.dmm(*args)
+    assert plain.returncode == proc.returncode and plain.stdout == ""
