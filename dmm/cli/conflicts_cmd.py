@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from dmm.cli import complete
 from dmm.cli.common import (emit_json, json_option, message, progress_bar, read_text_input,
                             workspace)
 from dmm.conflicts.model import METHODS, STATUSES, TYPES
@@ -47,7 +48,8 @@ def command() -> None:
 @click.option("--full", is_flag=True, help="Scan every pair (default: only memories changed "
                                            "since the last scan).")
 @click.option("--since", metavar="COMMIT", help="Scan the memories changed since this commit.")
-@click.option("--memory", metavar="ID", help="Scan one memory against the store.")
+@click.option("--memory", metavar="ID", help="Scan one memory against the store.",
+              shell_complete=complete.memories)
 @click.option("--methods", metavar="LIST",
               help=f"Comma-separated analyzers to run (default all): {', '.join(METHODS[:-1])}.")
 @json_option
@@ -85,7 +87,8 @@ def _line(c) -> str:
 @click.option("--status", type=click.Choice(STATUSES + ("all",)), default="unresolved",
               show_default=True, help="Which conflicts (dismissed ones only on request).")
 @click.option("--type", "type_", type=click.Choice(TYPES))
-@click.option("--memory", metavar="ID", help="Only conflicts involving this memory.")
+@click.option("--memory", metavar="ID", help="Only conflicts involving this memory.",
+              shell_complete=complete.memories)
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0)
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
 @json_option
@@ -115,7 +118,7 @@ def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:
 
 
 @command.command("show")
-@click.argument("conflict_id")
+@click.argument("conflict_id", shell_complete=complete.conflicts)
 @json_option
 @click.pass_context
 def show_cmd(ctx, conflict_id, as_json) -> int:
@@ -146,7 +149,7 @@ def show_cmd(ctx, conflict_id, as_json) -> int:
 
 
 @command.command("check")
-@click.option("--memories", required=True, metavar="ID,ID,...",
+@click.option("--memories", required=True, metavar="ID,ID,...", shell_complete=complete.memories,
               help="The memories you are about to rely on.")
 @json_option
 @click.pass_context
@@ -170,7 +173,8 @@ def check_cmd(ctx, memories, as_json) -> int:
 
 
 @command.command("flag")
-@click.option("--memories", required=True, metavar="ID,ID", help="The two memories.")
+@click.option("--memories", required=True, metavar="ID,ID", help="The two memories.",
+              shell_complete=complete.memories)
 @click.option("--description", required=True, help="What contradicts what.")
 @click.option("--type", "type_", type=click.Choice(TYPES), default="contradictory",
               show_default=True)
@@ -194,7 +198,7 @@ def flag_cmd(ctx, memories, description, type_, as_json) -> int:
 
 
 @command.command("dismiss")
-@click.argument("conflict_id")
+@click.argument("conflict_id", shell_complete=complete.conflicts)
 @click.option("--reason", required=True, help="Why this is not a conflict.")
 @json_option
 @click.pass_context
@@ -295,7 +299,7 @@ def _merge_content(ctx, conflict_id: str) -> str:
 
 
 @command.command("resolve")
-@click.argument("conflict_id", required=False)
+@click.argument("conflict_id", required=False, shell_complete=complete.conflicts)
 @click.option("--action", type=click.Choice(["deprecate", "merge", "clarify", "dismiss", "defer"]),
               help="What to do (with CONFLICT_ID).")
 @click.option("--target", metavar="MEMORY", help="deprecate: the memory to retire (id or path).")
@@ -417,7 +421,7 @@ def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool) -> in
 
 
 @command.command("undo")
-@click.argument("conflict_id")
+@click.argument("conflict_id", shell_complete=complete.conflicts)
 @click.option("--reason", required=True, help="Why the resolution is undone.")
 @json_option
 @click.pass_context

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
+from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, workspace
 from dmm.errors import NotFoundError
 
 
 @click.command("history")
-@click.argument("memory")
+@click.argument("memory", shell_complete=complete.memories)
 @json_option
 @click.pass_context
 def command(ctx, memory, as_json) -> int:

@@ -5,13 +5,16 @@ from __future__ import annotations
 import click
 
 from dmm.audit import EVENTS
+from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
 
 
 @click.command("log")
 @click.option("--path", help="Only events about this memory file (relative to .dmm/memory/, "
-                             "to the repository root or to the current folder).")
-@click.option("--memory", "memory_id", help="Only events naming this memory (its id).")
+                             "to the repository root or to the current folder).",
+              shell_complete=complete.memories)
+@click.option("--memory", "memory_id", help="Only events naming this memory (its id).",
+              shell_complete=complete.memories)
 @click.option("--decision", type=click.Choice(EVENTS), metavar="EVENT",
               help="Only this event: " + ", ".join(EVENTS) + ".")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, table, workspace
 from dmm.errors import InvalidInputError
 
@@ -47,7 +48,7 @@ def list_cmd(ctx, status, limit, as_json) -> int:
 
 
 @command.command("show")
-@click.argument("proposal_id")
+@click.argument("proposal_id", shell_complete=complete.proposals)
 @json_option
 @click.pass_context
 def show_cmd(ctx, proposal_id, as_json) -> int:
@@ -92,7 +93,8 @@ def _print_result(result) -> None:
 
 
 @command.command("process")
-@click.argument("proposal_id", required=False, metavar="[PROPOSAL_ID]")
+@click.argument("proposal_id", required=False, metavar="[PROPOSAL_ID]",
+                shell_complete=complete.proposals)
 @click.option("--id", "id_option", hidden=True)  # the old spelling, kept for scripts
 @click.option("--all", "all_", is_flag=True, help="Process every pending proposal.")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000),
@@ -134,7 +136,7 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
 
 
 @command.command("approve")
-@click.argument("proposal_id")
+@click.argument("proposal_id", shell_complete=complete.proposals)
 @click.option("--bypass-reviewer", is_flag=True,
               help="Approve even if the automated checks find errors (use sparingly).")
 @click.option("--reason", default="", help="Why you approve (kept in the merge commit).")
@@ -174,7 +176,7 @@ def _close(ctx, proposal_id: str, decision: str, reason: str, as_json: bool) -> 
 
 
 @command.command("reject")
-@click.argument("proposal_id")
+@click.argument("proposal_id", shell_complete=complete.proposals)
 @click.option("--reason", required=True, help="Why (the proposer reads this).")
 @json_option
 @click.pass_context
@@ -184,7 +186,7 @@ def reject_cmd(ctx, proposal_id, reason, as_json) -> int:
 
 
 @command.command("defer")
-@click.argument("proposal_id")
+@click.argument("proposal_id", shell_complete=complete.proposals)
 @click.option("--reason", required=True, help="What needs deciding.")
 @json_option
 @click.pass_context
@@ -194,7 +196,7 @@ def defer_cmd(ctx, proposal_id, reason, as_json) -> int:
 
 
 @command.command("withdraw")
-@click.argument("proposal_id")
+@click.argument("proposal_id", shell_complete=complete.proposals)
 @click.option("--reason", required=True, help="Why it is no longer wanted.")
 @json_option
 @click.pass_context

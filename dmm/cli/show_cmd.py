@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
+from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, workspace
 
 
 @click.command("show")
-@click.argument("memory")
+@click.argument("memory", shell_complete=complete.memories)
 @json_option
 @click.pass_context
 def command(ctx: click.Context, memory: str, as_json: bool) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, table, workspace
 from dmm.errors import NotFoundError
 
@@ -29,7 +30,7 @@ def _rows(stats: list[dict]) -> str:
 
 
 @command.command("show")
-@click.argument("memory_id")
+@click.argument("memory_id", shell_complete=complete.memories)
 @json_option
 @click.pass_context
 def show_cmd(ctx, memory_id, as_json) -> int:

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import click
 
+from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, read_text_input, workspace
 from dmm.errors import ExitCode, InvalidInputError
 from dmm.memory.model import SCOPES
 
-_path = click.option("--path", required=True,
+_path = click.option("--path", required=True, shell_complete=complete.memories,
                      help="The memory file, relative to .dmm/memory/ (e.g. project/api/errors.md).")
 _reason = click.option("--reason", required=True, help="Why this change is needed (kept in git).")
 _by = click.option("--proposed-by", default="agent", show_default=True,

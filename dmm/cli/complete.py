@@ -1,0 +1,93 @@
+"""Shell completion of the values a command takes: memory ids and paths, proposal ids, conflict
+ids (click's completion API; commands and options complete by themselves).
+
+Enable it once per shell, for example in ~/.bashrc: eval "$(_DMM_COMPLETE=bash_source dmm)"
+(zsh: zsh_source, fish: fish_source). A completer reads what is at hand without refreshing
+anything (the cache as it is, the memory files, git's refs), and never fails: at worst it
+offers nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import click
+from click.shell_completion import CompletionItem
+
+from dmm.workspace import Workspace
+
+
+def _workspace(ctx: click.Context) -> Workspace | None:
+    try:
+        return Workspace.find((ctx.find_root().obj or {}).get("repo"))
+    except Exception:  # noqa: BLE001 - not in a store: nothing to offer
+        return None
+
+
+def _cached(ws: Workspace, sql: str) -> list[tuple]:
+    from dmm.index.db import DB_NAME
+
+    path = ws.index_dir / DB_NAME
+    if not path.exists():
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        try:
+            return conn.execute(sql).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
+_ID = re.compile(r"^id:\s*['\"]?([\w.-]+)", re.M)
+
+
+def _id_of(path) -> re.Match | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return _ID.search(fh.read(2000))
+    except OSError:
+        return None
+
+
+def memories(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Memory ids (from the cache) and store-relative paths (from the files)."""
+    ws = _workspace(ctx)
+    if ws is None:
+        return []
+    head, _, last = incomplete.rpartition(",")  # --memories A,B: complete the last one
+    prefix = f"{head}," if head else ""
+    root = ws.memory_dir
+    files = sorted(root.rglob("*.md"))
+    found = _cached(ws, "SELECT id, title FROM memories") or [
+        (m.group(1), "") for m in map(_id_of, files) if m]  # no cache yet: the frontmatter
+    found += [(p.relative_to(root).as_posix(), "") for p in files]
+    return [CompletionItem(prefix + value, help=title or None) for value, title in found
+            if value.startswith(last)]
+
+
+def proposals(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Open proposals: the branches under dmm/proposals/."""
+    ws = _workspace(ctx)
+    if ws is None:
+        return []
+    try:
+        from dmm.gitrepo import Git
+
+        refs = Git(ws.root).run("for-each-ref", "--format=%(refname:lstrip=4)",
+                                "refs/heads/dmm/proposals/", check=False).stdout
+    except Exception:  # noqa: BLE001 - git missing or failing: nothing to offer
+        return []
+    return [CompletionItem(n) for n in refs.splitlines() if n and n.startswith(incomplete)]
+
+
+def conflicts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Conflict ids the cache knows, with the two titles as help."""
+    ws = _workspace(ctx)
+    if ws is None:
+        return []
+    rows = _cached(ws, "SELECT conflict_id, description FROM conflicts")
+    return [CompletionItem(cid, help=(text or "")[:80] or None) for cid, text in rows
+            if cid.startswith(incomplete)]
