@@ -233,8 +233,8 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     conflicts, artifacts = detect(features, focus, config, use, started_at)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
-    new_ids, existing = store.save(conn, conflicts, focus if scan_type != "full" else None, scan_id,
-                               fingerprint(config), partial)
+    new_ids, existing = store.save(conn, conflicts, focus if scan_type != "full" else None,
+                                   scan_id, fingerprint(config), partial)
     by_type: dict[str, int] = defaultdict(int)
     by_method: dict[str, int] = defaultdict(int)
     for c in conflicts:

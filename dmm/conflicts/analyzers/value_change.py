@@ -53,7 +53,11 @@ def _other_names(fa, fb) -> tuple[str, str] | None:
 
 def _subject_words(fa, fb, titled: dict) -> set[str]:
     """The title words two memories share that name their subject: specific to them in the
-    store, and not the values themselves ("30 days" in both titles is no shared subject)."""
+    store, and not the values themselves ("30 days" in both titles is no shared subject).
+    Fills ``titled`` (the quantities each title states, by memory id) as it goes."""
+    for f in (fa, fb):
+        if f.id not in titled:
+            titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
     values = set(terms(" ".join(q.text for q in titled[fa.id] + titled[fb.id])))
     return fa.corpus.specific(fa.title_terms & fb.title_terms) - values
 
@@ -62,9 +66,6 @@ def _title_values(fa, fb, titled: dict) -> tuple[str, str] | None:
     """Both titles state a value of one dimension and share two words besides, and no value of
     one title is a value of the other: the point of each memory is a different value, whatever
     details their bodies share ("两位审阅者批准" vs "一位维护者批准")."""
-    for f in (fa, fb):
-        if f.id not in titled:
-            titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
     if len(_subject_words(fa, fb, titled)) < 2:
         return None
     for x in titled[fa.id]:
@@ -80,9 +81,6 @@ def _title_agreement(fa, fb, titled: dict) -> tuple[str, str] | None:
     in the store: one rule said twice ("every 30 seconds", "twice a minute"). Without the
     shared words a value is no subject ("backups kept for 30 days", "tokens valid for 30
     days")."""
-    for f in (fa, fb):
-        if f.id not in titled:
-            titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
     if len(_subject_words(fa, fb, titled)) < 2:
         return None
     for x in titled[fa.id]:
