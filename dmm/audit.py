@@ -125,11 +125,23 @@ class HistoryEntry:
         return dict(self.__dict__)
 
 
+def latest_decisions(events: list[LogEntry]) -> dict[str, str]:
+    """The decision that stands on each proposal: the newest one, and never a deferral over a
+    later approval, rejection or withdrawal (a deferred proposal stays open until a person
+    decides; commits made in the same second may come in either order)."""
+    out: dict[str, str] = {}
+    for e in events:  # newest first
+        if not e.proposal_id or e.event in ("proposed", "fixed"):
+            continue
+        if out.get(e.proposal_id) in (None, "deferred"):
+            out[e.proposal_id] = e.event
+    return out
+
+
 def history(git: Git, path: str) -> list[HistoryEntry]:
     """Every commit that changed one memory file (relative to .dmm/memory/), following moves
     such as promotions and deprecations, newest first, with the decision on each proposal."""
-    decisions = {e.proposal_id: e.event for e in entries(git)
-                 if e.proposal_id and e.event not in ("proposed", "fixed")}
+    decisions = latest_decisions(entries(git))
     proc = git.run("log", "--follow", "--name-only", "--format=%x1e%H%x1f%an%x1f%aI%x1f%B%x1f",
                    "HEAD", "--", MEMORY_ROOT + path, check=False)
     out = []

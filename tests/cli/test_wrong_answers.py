@@ -214,3 +214,17 @@ def test_json_means_json_on_stdout_even_for_errors(store, args):
     assert "error" in proc.stderr.lower()  # the person at the terminal still reads it
     plain = store.dmm(*args)
     assert plain.returncode == proc.returncode and plain.stdout == ""
+
+
+def test_history_shows_the_decision_that_stands(committed):  # noqa: F811
+    proc = committed.dmm("write", "propose", "--path", "project/billing/invoices.md",
+                         "--reason", "numbering rule", input=MEMORY)
+    pid = proc.stdout.strip()
+    assert proc.returncode == 0 and pid, proc.stderr
+    assert committed.dmm("review", "defer", pid, "--reason", "ask finance").returncode == 0
+    approved = committed.dmm("review", "approve", pid, "--reason", "finance agreed")
+    assert approved.returncode == 0, approved.stderr
+    history = json.loads(committed.dmm("history", "project/billing/invoices.md",
+                                       "--json").stdout)["history"]
+    assert [e["decision"] for e in history] == ["approved"]
+    assert "[deferred]" not in committed.dmm("history", "project/billing/invoices.md").stdout
