@@ -36,6 +36,11 @@ def find_memory(ws: Workspace, conn: sqlite3.Connection, key: str,
     return found[0], problems
 
 
+def memory_ids(ws: Workspace, conn: sqlite3.Connection, keys: list[str]) -> list[str]:
+    """The ids of the memories named by ``keys`` (each an id or a path), in order."""
+    return [find_memory(ws, conn, key)[0].id for key in keys]
+
+
 def memory_record(m: Memory, problems: list[Problem] = (), content: bool = True) -> dict:
     """A memory as JSON: the shape of `dmm show --json` and of the agent tools."""
     out = {"memory_id": m.id, "path": m.path, "title": m.title, "scope": m.scope,

@@ -9,6 +9,7 @@ from dmm.cli.common import (emit_json, json_option, message, progress_bar, read_
                             workspace)
 from dmm.conflicts.model import METHODS, STATUSES, TYPES
 from dmm.errors import ExitCode, InvalidInputError, NotFoundError
+from dmm.lookup import memory_ids
 
 
 def _open(ctx):
@@ -48,7 +49,8 @@ def command() -> None:
 @click.option("--full", is_flag=True, help="Scan every pair (default: only memories changed "
                                            "since the last scan).")
 @click.option("--since", metavar="COMMIT", help="Scan the memories changed since this commit.")
-@click.option("--memory", metavar="ID", help="Scan one memory against the store.",
+@click.option("--memory", metavar="MEMORY",
+              help="Scan one memory (its id or path) against the store.",
               shell_complete=complete.memories)
 @click.option("--methods", metavar="LIST",
               help=f"Comma-separated analyzers to run (default all): {', '.join(METHODS[:-1])}.")
@@ -60,6 +62,8 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
 
     ws, conn = _open(ctx)
     try:
+        if memory:
+            memory = memory_ids(ws, conn, [memory])[0]
         result = run_scan(ws, conn, full=full, since=since, memory=memory,
                           methods=_ids(methods) if methods else None)
     finally:
@@ -87,7 +91,8 @@ def _line(c) -> str:
 @click.option("--status", type=click.Choice(STATUSES + ("all",)), default="unresolved",
               show_default=True, help="Which conflicts (dismissed ones only on request).")
 @click.option("--type", "type_", type=click.Choice(TYPES))
-@click.option("--memory", metavar="ID", help="Only conflicts involving this memory.",
+@click.option("--memory", metavar="MEMORY",
+              help="Only conflicts involving this memory (its id or path).",
               shell_complete=complete.memories)
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0)
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
@@ -99,7 +104,8 @@ def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:
 
     ws, conn = _open(ctx)
     try:
-        chosen, total = conflicts(ws, conn, [memory] if memory else None, status=status,
+        chosen, total = conflicts(ws, conn, memory_ids(ws, conn, [memory]) if memory else None,
+                                  status=status,
                                   type_=type_, min_confidence=min_confidence, limit=limit)
         summary = stats(ws, conn) if as_json else None
     finally:
@@ -149,8 +155,9 @@ def show_cmd(ctx, conflict_id, as_json) -> int:
 
 
 @command.command("check")
-@click.option("--memories", required=True, metavar="ID,ID,...", shell_complete=complete.memories,
-              help="The memories you are about to rely on.")
+@click.option("--memories", required=True, metavar="MEMORY,MEMORY,...",
+              shell_complete=complete.memories,
+              help="The memories you are about to rely on (ids or paths).")
 @json_option
 @click.pass_context
 def check_cmd(ctx, memories, as_json) -> int:
@@ -159,7 +166,7 @@ def check_cmd(ctx, memories, as_json) -> int:
 
     ws, conn = _open(ctx)
     try:
-        found = check(ws, conn, _ids(memories))
+        found = check(ws, conn, memory_ids(ws, conn, _ids(memories)))
     finally:
         conn.close()
     if as_json:
@@ -173,7 +180,8 @@ def check_cmd(ctx, memories, as_json) -> int:
 
 
 @command.command("flag")
-@click.option("--memories", required=True, metavar="ID,ID", help="The two memories.",
+@click.option("--memories", required=True, metavar="MEMORY,MEMORY",
+              help="The two memories (ids or paths).",
               shell_complete=complete.memories)
 @click.option("--description", required=True, help="What contradicts what.")
 @click.option("--type", "type_", type=click.Choice(TYPES), default="contradictory",
@@ -186,7 +194,8 @@ def flag_cmd(ctx, memories, description, type_, as_json) -> int:
 
     ws, conn = _open(ctx)
     try:
-        cid, commit = flag(ws, conn, ids=_ids(memories), description=description, type_=type_)
+        cid, commit = flag(ws, conn, ids=memory_ids(ws, conn, _ids(memories)),
+                           description=description, type_=type_)
     finally:
         conn.close()
     if as_json:

@@ -30,14 +30,24 @@ def _rows(stats: list[dict]) -> str:
 
 
 @command.command("show")
-@click.argument("memory_id", shell_complete=complete.memories)
+@click.argument("memory_id", metavar="MEMORY", shell_complete=complete.memories)
 @json_option
 @click.pass_context
 def show_cmd(ctx, memory_id, as_json) -> int:
-    """Usage statistics of one memory."""
+    """Usage statistics of one memory. MEMORY is an id or a path (a memory removed since is
+    named by its id)."""
     from dmm.usage.log import memory_stats
 
     ws = workspace(ctx)
+    if "/" in memory_id or memory_id.endswith(".md"):
+        from dmm.index.refresh import open_fresh
+        from dmm.lookup import find_memory
+
+        conn, _ = open_fresh(ws)
+        try:
+            memory_id = find_memory(ws, conn, memory_id)[0].id
+        finally:
+            conn.close()
     stats = memory_stats(ws.index_dir, memory_id)
     if not stats:
         raise NotFoundError(f"{memory_id} has not been returned by any query yet")

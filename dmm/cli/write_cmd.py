@@ -13,7 +13,9 @@ from dmm.errors import ExitCode, InvalidInputError
 from dmm.memory.model import SCOPES
 
 _path = click.option("--path", required=True, shell_complete=complete.memories,
-                     help="The memory file, relative to .dmm/memory/ (e.g. project/api/errors.md).")
+                     help="The memory file, relative to .dmm/memory/ (e.g. project/api/errors.md)"
+                          ", to the repository root or to this folder; an existing memory also "
+                          "by its id.")
 _reason = click.option("--reason", required=True, help="Why this change is needed (kept in git).")
 _by = click.option("--proposed-by", default="agent", show_default=True,
                    help="Who proposes: agent, human or a name.")

@@ -45,6 +45,21 @@ def normalise_path(ws: Workspace, raw: str) -> tuple[str | None, str | None]:
     return rel, None
 
 
+def _named_path(ws: Workspace, conn: sqlite3.Connection, type: str, raw: str) -> str:
+    """The memory a proposal names, the way every command names one: an existing memory by
+    its id or by its path relative to .dmm/memory/, to the repository root or to the current
+    folder. Anything else is left for normalise_path to judge."""
+    if type != "create" and "/" not in raw and not raw.endswith(".md"):
+        from dmm.index import read
+
+        found = read.find(conn, raw)
+        return found[0].path if len(found) == 1 else raw
+    try:
+        return ws.memory_relpath(raw)
+    except InvalidInputError:
+        return raw
+
+
 def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
     """Check and record a proposal. Runs under dmm's lock, so that two proposals made at the
     same moment never get the same memory id, nor both open for one path."""
@@ -62,7 +77,7 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         checks.errors.append(f"type must be one of {', '.join(TYPES)}")
     if not reason.strip():
         checks.errors.append("a reason is required: say why this change is needed")
-    rel, why = normalise_path(ws, path)
+    rel, why = normalise_path(ws, _named_path(ws, conn, type, path))
     if why:
         checks.errors.append(why)
     base = git.rev_parse("HEAD")

@@ -228,3 +228,25 @@ def test_history_shows_the_decision_that_stands(committed):  # noqa: F811
                                        "--json").stdout)["history"]
     assert [e["decision"] for e in history] == ["approved"]
     assert "[deferred]" not in committed.dmm("history", "project/billing/invoices.md").stdout
+
+
+def test_every_command_names_a_memory_by_id_or_path(store):
+    old_path, repo_path = "project/limit_old.md", ".dmm/memory/project/limit_old.md"
+    by_id = conflicts(store, "--memory", OLD_LIMIT)
+    assert by_id and conflicts(store, "--memory", old_path) == by_id
+    assert conflicts(store, "--memory", repo_path) == by_id
+    unknown = store.dmm("conflicts", "list", "--memory", "project/nope.md")
+    assert unknown.returncode == ExitCode.NOT_FOUND  # not a silent "No conflicts"
+    checked = store.dmm("conflicts", "check", "--memories", f"{repo_path},project/limit_new.md")
+    assert checked.returncode == 1, checked.stderr  # they conflict
+    flagged = store.dmm("conflicts", "flag", "--memories", f"{old_path},project/jobs/sqs.md",
+                        "--description", "the queue limits uploads", "--json")
+    assert flagged.returncode == 0, flagged.stderr
+    never = store.dmm("usage", "show", old_path)
+    assert never.returncode == ExitCode.NOT_FOUND and OLD_LIMIT in never.stderr
+    proposed = store.dmm("write", "deprecate", "--path", BEANSTALK, "--reason", "moved to SQS",
+                         "--json")
+    result = json.loads(proposed.stdout)
+    assert result["success"], result
+    shown = json.loads(store.dmm("review", "show", result["proposal_id"], "--json").stdout)
+    assert "project/jobs/beanstalk.md" in json.dumps(shown)
