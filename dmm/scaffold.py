@@ -38,6 +38,9 @@ def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
     result = InitResult(ws.root)
     defaults = config_mod.DEFAULTS
     budget = defaults["query"]["default_budget"]
+    # a store that exists (a teammate's clone, a second run) keeps what its team chose: a
+    # starter memory they deleted is not brought back
+    existing_store = ws.config_path.exists()
     folders = [ws.memory_dir / name for name in (*SCOPES, DEPRECATED_DIR)] + [ws.conflicts_dir]
     for folder in folders:
         _write(ws, folder / ".gitkeep", "", result)
@@ -46,7 +49,7 @@ def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
     _write(ws, ws.dmm_dir / "BOOT.md",
            render("boot.md.j2", budget=budget, min_tokens=defaults["quality"]["min_tokens"],
                   max_tokens=defaults["quality"]["max_tokens"]), result)
-    if not any(p.suffix == ".md" for p in (ws.memory_dir / "baseline").rglob("*.md")):
+    if not existing_store and not any((ws.memory_dir / "baseline").rglob("*.md")):
         memory_id = f"mem_{today:%Y_%m_%d}_001"
         _write(ws, ws.memory_dir / STARTER_PATH,
                render("starter_baseline.md.j2", memory_id=memory_id, today=today.isoformat(),

@@ -19,7 +19,8 @@ def command(ctx: click.Context, no_hooks: bool, as_json: bool) -> int:
     BOOT.md (instructions for agents), a gitignored .dmm/index/ for the cache and a starter
     baseline memory, and installs the git hooks (post-commit, post-merge, post-rewrite) that
     scan memory changes for conflicts. Safe to run again: existing files are never
-    overwritten.
+    overwritten. In a teammate's clone of a repository that has a store, this is the one
+    command to run: hooks are per clone.
     """
     from dmm.gitrepo import Git
     from dmm.hooks.install import HooksInWorkTreeError, install, status
@@ -36,8 +37,13 @@ def command(ctx: click.Context, no_hooks: bool, as_json: bool) -> int:
             hooks = []
             message(f"hooks not installed: {exc.message}")
             message(f"hint: {exc.hint}")
+    # a teammate's clone has the store but not the gitignored cache folder nor the hooks
+    store_files = [p for p in result.created if not p.startswith(".dmm/index/")]
     if as_json:
         emit_json(result.to_dict())
+    elif result.created and not store_files:
+        message(f"dmm store found in {ws.root / '.dmm'}: this clone is set up "
+                "(the cache folder is per clone and rebuilt on demand)")
     elif result.created:
         message(f"Initialised dmm in {ws.root / '.dmm'} ({len(result.created)} files created)")
         for path in result.created:

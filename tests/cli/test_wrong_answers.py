@@ -250,3 +250,15 @@ def test_every_command_names_a_memory_by_id_or_path(store):
     assert result["success"], result
     shown = json.loads(store.dmm("review", "show", result["proposal_id"], "--json").stdout)
     assert "project/jobs/beanstalk.md" in json.dumps(shown)
+
+
+def test_a_teammates_clone_is_told_what_init_did(store, tmp_path):
+    clone = tmp_path / "clone"
+    git(store.root.parent, "clone", "-q", str(store.root), str(clone))
+    proc = run_dmm("init", cwd=clone)
+    assert proc.returncode == 0, proc.stderr
+    assert "store found" in proc.stderr and "installed git hooks" in proc.stderr
+    assert "commit the store" not in proc.stderr  # it is committed already
+    assert git(clone, "status", "--porcelain") == ""
+    again = run_dmm("init", cwd=clone)
+    assert "nothing changed" in again.stderr
