@@ -24,6 +24,7 @@ from dmm.errors import DmmError, ExitCode
 COMMANDS = {
     "init": "dmm.cli.init_cmd",
     "query": "dmm.cli.query_cmd",
+    "list": "dmm.cli.list_cmd",
     "show": "dmm.cli.show_cmd",
     "validate": "dmm.cli.validate_cmd",
     "status": "dmm.cli.status_cmd",
@@ -39,6 +40,7 @@ COMMANDS = {
     "serve": "dmm.cli.serve_cmd",
     "agent": "dmm.cli.agent_cmd",
 }
+ALIASES = {"ls": "list"}  # accepted, not listed in --help
 INTERNAL_ERROR = 70
 
 
@@ -49,6 +51,7 @@ class LazyGroup(click.Group):
         return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        name = ALIASES.get(name, name)
         if name not in COMMANDS:
             return None
         return importlib.import_module(COMMANDS[name]).command

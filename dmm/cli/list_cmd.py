@@ -1,0 +1,79 @@
+"""`dmm list` (also `dmm ls`)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+import click
+
+from dmm.cli.common import emit_json, json_option, message, table, workspace
+from dmm.memory.model import SCOPES
+from dmm.memory.select import SORTS, Selection, select
+
+
+@click.command("list")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES),
+              help="Only this scope (repeat for several).")
+@click.option("--tag", "tags", multiple=True, metavar="TAG",
+              help="Only memories with this tag (repeat: all of them).")
+@click.option("--status", type=click.Choice(["active", "deprecated", "all"]), default="active",
+              show_default=True)
+@click.option("--under", metavar="FOLDER", default="",
+              help="Only memories in this folder of .dmm/memory/ (e.g. project/api).")
+@click.option("--older-than", type=click.IntRange(min=0), metavar="DAYS",
+              help="Only memories created more than DAYS days ago.")
+@click.option("--newer-than", type=click.IntRange(min=0), metavar="DAYS",
+              help="Only memories created less than DAYS days ago.")
+@click.option("--sort", type=click.Choice(SORTS), default="path", show_default=True)
+@click.option("--reverse", is_flag=True, help="Largest, newest or last first.")
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
+@click.option("--no-headers", is_flag=True, help="Rows only, tab-separated (for scripts).")
+@json_option
+@click.pass_context
+def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reverse, limit,
+            no_headers, as_json) -> int:
+    """The memories of the store, filtered and sorted (`dmm ls` for short).
+
+    \b
+    Examples:
+      dmm list --scope baseline
+      dmm list --tag api --sort created --reverse
+      dmm list --under project/billing --older-than 180
+      dmm list --status deprecated --json
+    """
+    from dmm.index import read
+    from dmm.index.refresh import open_fresh
+    from dmm.lookup import memory_record
+
+    ws = workspace(ctx)
+    conn, _ = open_fresh(ws)
+    try:
+        everything = read.memories(conn)
+    finally:
+        conn.close()
+    chosen = select(everything, Selection(list(scopes), list(tags), status, under, older_than,
+                                          newer_than, sort, reverse))
+    shown = chosen[:limit] if limit else chosen
+    if as_json:
+        emit_json({"memories": [memory_record(m, content=False) for m in shown],
+                   "total": len(chosen)})
+        return 0
+    rows = [(m.id, m.scope, m.status, str(m.created or ""), m.priority, m.tokens, m.title)
+            for m in shown]
+    if no_headers:
+        for row in rows:
+            click.echo("\t".join(str(c) for c in row))
+        return 0
+    if not rows:
+        message("No memories match." if everything else "The store holds no memories yet.")
+        return 0
+    if sys.stdout.isatty():  # titles fit the terminal; piped output keeps them whole
+        fixed = max(len(r[0]) for r in rows) + 9 + 10 + 12 + 10 + 8 + 12  # the other columns
+        room = max(20, shutil.get_terminal_size().columns - fixed)
+        rows = [(*r[:-1], r[-1] if len(r[-1]) <= room else r[-1][:room - 1] + "…")
+                for r in rows]
+    click.echo(table(rows, ("id", "scope", "status", "created", "priority", "tokens", "title")))
+    if len(shown) < len(chosen):
+        message(f"... and {len(chosen) - len(shown)} more (--limit)")
+    return 0

@@ -1,0 +1,51 @@
+"""Choose and order memories the way `dmm list` offers: by scope, tag, status, folder and
+age, sorted by any column. Pure: a list of Memory records in, a list out."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from dmm.memory.model import Memory
+
+SORTS = ("path", "id", "created", "priority", "tokens", "title", "scope")
+
+
+@dataclass
+class Selection:
+    scopes: list[str] = field(default_factory=list)  # any of these (empty: every scope)
+    tags: list[str] = field(default_factory=list)  # all of these
+    status: str = "active"  # active, deprecated or all
+    under: str = ""  # a folder (path prefix) below .dmm/memory/
+    older_than: int | None = None  # days since `created`
+    newer_than: int | None = None
+    sort: str = "path"
+    reverse: bool = False
+
+
+def select(memories: list[Memory], s: Selection, today: dt.date | None = None) -> list[Memory]:
+    today = today or dt.date.today()
+    prefix = s.under.strip("/")
+    tags = {t.lower() for t in s.tags}
+    out = []
+    for m in memories:
+        if s.status != "all" and (m.is_active != (s.status == "active")):
+            continue
+        if s.scopes and m.scope not in s.scopes:
+            continue
+        if not tags <= {t.lower() for t in m.tags}:
+            continue
+        if prefix and not (m.path == prefix or m.path.startswith(prefix + "/")):
+            continue
+        age = (today - m.created).days if m.created else None
+        if s.older_than is not None and (age is None or age <= s.older_than):
+            continue
+        if s.newer_than is not None and (age is None or age >= s.newer_than):
+            continue
+        out.append(m)
+
+    def key(m: Memory):
+        value = getattr(m, s.sort)
+        return (value is None, value if value is not None else "")
+
+    return sorted(out, key=key, reverse=s.reverse)
