@@ -55,10 +55,17 @@ def find(conn: sqlite3.Connection, key: str) -> list[Memory]:
     return memories(conn, "WHERE id = ? OR path = ?", (key, key))
 
 
-def problems(conn: sqlite3.Connection) -> list[Problem]:
-    """Every problem: per file (kept from the last read) and store-wide (duplicate ids)."""
+def problems(conn: sqlite3.Connection, today: dt.date | None = None) -> list[Problem]:
+    """Every problem: per file (kept from the last read), store-wide (duplicate ids) and
+    those of the day (active memories past their `expires`, which queries leave out)."""
     found = [Problem(path, message, field, severity) for path, field, severity, message in
              conn.execute("SELECT path, field, severity, message FROM problems ORDER BY path")]
+    today = today or dt.date.today()
+    found += [Problem(path, f"expired on {expires}: queries leave it out; deprecate it or "
+                            "extend `expires`", "expires", "warning")
+              for path, expires in conn.execute(
+                  "SELECT path, expires FROM memories WHERE expires IS NOT NULL AND "
+                  "expires < ? AND status = 'active'", (today.isoformat(),))]
     dup_ids = [row[0] for row in conn.execute(
         "SELECT id FROM memories GROUP BY id HAVING count(*) > 1")]
     if dup_ids:

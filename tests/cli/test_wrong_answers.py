@@ -262,3 +262,16 @@ def test_a_teammates_clone_is_told_what_init_did(store, tmp_path):
     assert git(clone, "status", "--porcelain") == ""
     again = run_dmm("init", cwd=clone)
     assert "nothing changed" in again.stderr
+
+
+def test_status_and_validate_report_expired_memories(store):
+    store.add("project/freeze.md", "mem_2025_12_01_001", "Code freeze until the audit ends",
+              "No merges to main until the audit ends.", extra="expires: 2025-12-31\n")
+    git(store.root, "add", "-A")
+    git(store.root, "commit", "-qm", "a memory that expired")
+    report = json.loads(store.dmm("validate", "--json").stdout)
+    expired = [p for p in report["problems"] if p["path"] == "project/freeze.md"]
+    assert [p["field"] for p in expired] == ["expires"] and "expired on 2025-12-31" in \
+        expired[0]["message"]
+    assert "expired on 2025-12-31" in store.dmm("status").stdout
+    assert store.dmm("validate", "--strict").returncode == 1  # a warning fails --strict
