@@ -42,7 +42,8 @@ class PackEntry:
         out = {"memory_id": m.id, "path": m.path, "title": m.title, "scope": m.scope,
                "tokens": m.tokens, "relevance_score": round(self.relevance, 4),
                "score": round(self.score, 4), "source": self.source, "priority": m.priority,
-               "confidence": m.confidence, "status": m.status, "tags": m.tags}
+               "confidence": m.confidence, "status": m.status, "tags": m.tags,
+               "created": m.created.isoformat() if m.created else None}
         if self.reason:
             out["reason"] = self.reason
         if with_content:

@@ -275,3 +275,23 @@ def test_status_and_validate_report_expired_memories(store):
         expired[0]["message"]
     assert "expired on 2025-12-31" in store.dmm("status").stdout
     assert store.dmm("validate", "--strict").returncode == 1  # a warning fails --strict
+
+
+def test_agents_get_one_story(git_repo):
+    """BOOT.md, the starter memory and the pack agree: propose, never edit; prefer the newer,
+    more confident memory, and the pack shows both facts."""
+    assert run_dmm("init", "--no-hooks", cwd=git_repo).returncode == 0
+    starter = (git_repo / ".dmm/memory/baseline/dmm_usage.md").read_text()
+    boot = (git_repo / ".dmm/BOOT.md").read_text()
+    assert "dmm write propose" in starter and "never edit" in starter
+    assert "never edit `.dmm/memory/` directly" in boot
+    assert "commit it on its own" not in starter
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "store")
+    pack = run_dmm("query", "how do I use the memory", cwd=git_repo)
+    assert pack.returncode == 0, pack.stderr
+    assert "created " in pack.stdout and " · stable · " in pack.stdout
+    data = json.loads(run_dmm("query", "how do I use the memory", "--json",
+                              cwd=git_repo).stdout)
+    entry = data["baseline"][0]
+    assert entry["created"] and entry["confidence"] == "stable"
