@@ -128,12 +128,14 @@ def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:
 @json_option
 @click.pass_context
 def show_cmd(ctx, conflict_id, as_json) -> int:
-    """Show one conflict: both memories, the evidence and any decision."""
-    from dmm.conflicts.service import conflicts
+    """Show one conflict: the evidence, both memories side by side, any decision, and the
+    commands that would resolve it."""
+    from dmm.conflicts.service import conflicts, memories_of
 
     ws, conn = _open(ctx)
     try:
         found, _ = conflicts(ws, conn, conflict_id=conflict_id)
+        texts = memories_of(conn, found[:1])
     finally:
         conn.close()
     if not found:
@@ -145,12 +147,35 @@ def show_cmd(ctx, conflict_id, as_json) -> int:
     click.echo(f"{c.conflict_id}: {c.type} ({c.status}), confidence {c.confidence:.2f}, "
                f"found by {', '.join(c.methods)}")
     click.echo(c.description)
-    for m in c.memories:
-        click.echo(f"  {m.role:<9} {m.memory_id}  {m.scope:<9} {m.created or ''}  {m.path}")
     click.echo(f"evidence: {c.evidence}")
+    a, b = (texts.get(m.memory_id) for m in c.memories)
+    if a and b:
+        import shutil
+
+        from dmm.cli.resolve_interactive import side_by_side
+
+        click.echo("")
+        click.echo(side_by_side(a, b, shutil.get_terminal_size((100, 24)).columns))
+        click.echo("")
+    else:
+        for m in c.memories:
+            click.echo(f"  {m.role:<9} {m.memory_id}  {m.scope:<9} {m.created or ''}  {m.path}")
     if c.decision:
         click.echo(f"decision: {c.decision['status']} by {c.decision.get('by')} at "
                    f"{c.decision.get('at')}: {c.decision.get('reason')}")
+    if c.status in ("unresolved", "flagged"):
+        older = c.memories[-1].memory_id  # the newer (or superseding) memory is listed first
+        cid = c.conflict_id
+        click.echo("to resolve it (each is one commit; add --propose to make it a proposal):")
+        for line in (f'dmm conflicts resolve {cid} --action deprecate --target {older} '
+                     '--reason "..."',
+                     f'dmm conflicts resolve {cid} --action merge --file merged.md '
+                     '--reason "..."',
+                     f'dmm conflicts resolve {cid} --action clarify --clarify {older}="..." '
+                     '--reason "..."',
+                     f'dmm conflicts dismiss {cid} --reason "why they do not conflict"',
+                     "dmm conflicts resolve --interactive"):
+            click.echo(f"  {line}")
     return 0
 
 

@@ -295,3 +295,16 @@ def test_agents_get_one_story(git_repo):
                               cwd=git_repo).stdout)
     entry = data["baseline"][0]
     assert entry["created"] and entry["confidence"] == "stable"
+
+
+def test_conflicts_show_puts_both_memories_side_by_side_with_the_way_out(store):
+    conflict = cid(store, OLD_LIMIT, NEW_LIMIT)
+    out = store.dmm("conflicts", "show", conflict).stdout
+    assert "The ceiling is 8 MB." in out and "The ceiling is 50,000,000 bytes." in out
+    assert any(" | " in line and "mem_2025_06_10_001" in line and OLD_LIMIT in line
+               for line in out.splitlines())  # one row, two columns
+    assert f"dmm conflicts resolve {conflict} --action deprecate --target {OLD_LIMIT}" in out
+    assert f"dmm conflicts dismiss {conflict}" in out
+    assert store.dmm("conflicts", "dismiss", conflict, "--reason", "tested").returncode == 0
+    decided = store.dmm("conflicts", "show", conflict).stdout
+    assert "decision: dismissed" in decided and "to resolve it" not in decided
