@@ -10,7 +10,8 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, read_text_input, workspace
 from dmm.errors import ExitCode, InvalidInputError
-from dmm.memory.model import SCOPES
+from dmm.memory.edit import compose
+from dmm.memory.model import CONFIDENCES, SCOPES
 
 _path = click.option("--path", required=True, shell_complete=complete.memories,
                      help="The memory file, relative to .dmm/memory/ (e.g. project/api/errors.md)"
@@ -84,20 +85,74 @@ def command() -> None:
 @click.option("--file", type=click.Path(dir_okay=False, path_type=Path),
               help="Read the content from this file.")
 @click.option("--patch", help="For updates: a unified diff to apply to the current file.")
+@click.option("--patch-file", metavar="PATH",
+              help="For updates: read the unified diff from this file (- for stdin).")
 @click.option("--new-scope", type=click.Choice(SCOPES), help="For promotions: the new scope.")
+@click.option("--title", help="Write the frontmatter for me: the new memory's title (the "
+                              "content, if any, is its body).")
+@click.option("--tags", metavar="TAG,TAG", default="", help="With --title: its tags.")
+@click.option("--priority", type=click.FloatRange(0, 1), default=0.5, show_default=True,
+              help="With --title: its priority.")
+@click.option("--confidence", type=click.Choice(CONFIDENCES[:-1]), default="active",
+              show_default=True, help="With --title: its confidence.")
+@click.option("--edit", is_flag=True,
+              help="Open $EDITOR on the memory before proposing it (on a template when "
+                   "nothing else is given; also the default on a terminal with no content).")
 @_by
 @json_option
 @click.pass_context
-def propose_cmd(ctx, path, reason, type_, content, file, patch, new_scope, proposed_by,
-                as_json) -> int:
+def propose_cmd(ctx, path, reason, type_, content, file, patch, patch_file, new_scope, title,
+                tags, priority, confidence, edit, proposed_by, as_json) -> int:
     """Propose a new memory (or any change with --type).
 
-    Missing id, scope, status and created fields are filled in; tags, priority and confidence
-    must be given in the frontmatter.
+    Give the whole file (frontmatter and body) with --content, --file or stdin, or let dmm
+    write the frontmatter: --title, --tags, --priority, --confidence and the body from
+    --content, --file, stdin or $EDITOR. Missing id, scope, status and created fields are
+    filled in either way.
+
+    \b
+    Examples:
+      dmm write propose --path project/api/errors.md --reason "agreed in review" \\
+          --title "API errors use problem details" --tags api,errors --file body.md
+      dmm write propose --path project/api/paging.md --reason "new rule" --edit
     """
+    patch = _patch(patch, patch_file)
     text = _read_content(content, file) if type_ in ("create", "update") and not patch else None
+    if title is not None:
+        if type_ != "create":
+            raise InvalidInputError("--title writes a new memory: use it with --type create")
+        if text is not None and text.lstrip().startswith("---"):
+            raise InvalidInputError("the content has its own frontmatter: give it whole, "
+                                    "without --title")
+        text = compose(title, text or "", _tag_list(tags), priority, confidence)
+    interactive = type_ == "create" and text is None and sys.stdin.isatty()
+    if edit or interactive:
+        text = _edited(text or compose("Title of the memory", _TEMPLATE_BODY,
+                                       _tag_list(tags) or ["tag"], priority, confidence))
     return _submit(ctx, as_json, type=type_, path=path, reason=reason, content=text,
                    patch=patch, new_scope=new_scope, proposed_by=proposed_by)
+
+
+_TEMPLATE_BODY = ("One rule, fact, decision or procedure, in a few sentences.\n\n"
+                  "Why: the reason, so that a reader can judge when it no longer holds.")
+
+
+def _patch(patch: str | None, patch_file: str | None) -> str | None:
+    if patch and patch_file:
+        raise InvalidInputError("give the diff with --patch or --patch-file, not both")
+    return read_text_input(patch_file) if patch_file else patch
+
+
+def _tag_list(tags: str) -> list[str]:
+    return [t.strip() for t in tags.split(",") if t.strip()]
+
+
+def _edited(text: str) -> str:
+    """``text`` as the user leaves it in $EDITOR; unchanged or emptied means no proposal."""
+    edited = click.edit(text, extension=".md", require_save=True)
+    if edited is None or not edited.strip():
+        raise InvalidInputError("nothing was written in the editor: nothing was proposed")
+    return edited
 
 
 @command.command("update")
@@ -107,11 +162,14 @@ def propose_cmd(ctx, path, reason, type_, content, file, patch, new_scope, propo
 @click.option("--file", type=click.Path(dir_okay=False, path_type=Path),
               help="Read the new content from this file.")
 @click.option("--patch", help="A unified diff (diff -u, git diff) to apply instead.")
+@click.option("--patch-file", metavar="PATH", help="Read that diff from this file (- for stdin).")
 @_by
 @json_option
 @click.pass_context
-def update_cmd(ctx, path, reason, content, file, patch, proposed_by, as_json) -> int:
-    """Propose new content for an existing memory."""
+def update_cmd(ctx, path, reason, content, file, patch, patch_file, proposed_by,
+               as_json) -> int:
+    """Propose new content for an existing memory (whole, or as a diff)."""
+    patch = _patch(patch, patch_file)
     text = None if patch else _read_content(content, file)
     return _submit(ctx, as_json, type="update", path=path, reason=reason, content=text,
                    patch=patch, proposed_by=proposed_by)

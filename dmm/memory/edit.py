@@ -171,3 +171,20 @@ def apply_patch(text: str, patch: str) -> str:
         raise PatchError("no hunk found: --patch takes a unified diff (diff -u, git diff)")
     out.extend(lines[pos:])
     return "".join(out)
+
+
+def compose(title: str, body: str, tags: list[str], priority: float | None = None,
+            confidence: str | None = None) -> str:
+    """A new memory's text from its parts, for people who do not write frontmatter by hand:
+    the fields given, a `# title` heading and the body (id, scope, status and created are
+    filled in when it is proposed)."""
+    fields = [f"tags: {yaml_value(list(tags))}"]
+    if priority is not None:
+        fields.append(f"priority: {priority:g}")
+    if confidence is not None:
+        fields.append(f"confidence: {confidence}")
+    body = body.strip("\n")
+    if body.startswith("# "):  # the body brought its own title
+        body = body.split("\n", 1)[1].strip("\n") if "\n" in body else ""
+    return "---\n" + "\n".join(fields) + f"\n---\n\n# {title.strip()}\n\n" + \
+        (body + "\n" if body else "")

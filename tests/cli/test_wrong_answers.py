@@ -308,3 +308,59 @@ def test_conflicts_show_puts_both_memories_side_by_side_with_the_way_out(store):
     assert store.dmm("conflicts", "dismiss", conflict, "--reason", "tested").returncode == 0
     decided = store.dmm("conflicts", "show", conflict).stdout
     assert "decision: dismissed" in decided and "to resolve it" not in decided
+
+
+def test_writing_a_memory_without_hand_written_frontmatter(committed, tmp_path):  # noqa: F811
+    body = tmp_path / "body.md"
+    body.write_text("Every list endpoint pages with an opaque cursor; offsets drift as rows "
+                    "are inserted.\n\nWhy: clients saw duplicates when paging by offset.\n")
+    made = json.loads(committed.dmm(
+        "write", "propose", "--path", "project/api/paging.md", "--reason", "agreed in review",
+        "--title", "List endpoints page with cursors", "--tags", "api, paging",
+        "--priority", "0.7", "--file", str(body), "--json").stdout)
+    assert made["success"], made
+    diff = json.loads(committed.dmm("review", "show", made["proposal_id"], "--json").stdout)
+    for line in ("+# List endpoints page with cursors", "+tags: [api, paging]",
+                 "+priority: 0.7", "+confidence: active", "+scope: project"):
+        assert line in diff["diff"], line
+    both = committed.dmm("write", "propose", "--path", "project/api/x.md", "--reason", "r",
+                         "--title", "X", input=MEMORY)
+    assert both.returncode == ExitCode.INVALID_INPUT and "own frontmatter" in both.stderr
+    # $EDITOR on a template, as a person at a terminal gets it
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/Title of the memory/Refunds go through the "
+                      "ledger service/' \"$1\"\n")
+    editor.chmod(0o755)
+    edited = committed.dmm("write", "propose", "--path", "project/billing/refunds.md",
+                           "--reason", "from the incident review", "--edit", "--json",
+                           env={"EDITOR": str(editor), "VISUAL": str(editor)})
+    result = json.loads(edited.stdout)
+    assert result["success"], (result, edited.stderr)
+    shown = json.loads(committed.dmm("review", "show", result["proposal_id"], "--json").stdout)
+    assert "+# Refunds go through the ledger service" in shown["diff"]
+    unchanged = committed.dmm("write", "propose", "--path", "project/billing/none.md",
+                              "--reason", "r", "--edit", env={"EDITOR": "true",
+                                                              "VISUAL": "true"})
+    assert unchanged.returncode == ExitCode.INVALID_INPUT and "nothing was proposed" in \
+        unchanged.stderr
+
+
+def test_a_patch_from_a_file_or_stdin(committed, tmp_path):  # noqa: F811
+    target = committed.memory / "project/db/migrations.md"
+    before = target.read_text()
+    after = before.replace("reviewed with the code", "reviewed with the code by two people", 1)
+    import difflib
+
+    diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                        "a/migrations.md", "b/migrations.md"))
+    patch = tmp_path / "change.diff"
+    patch.write_text(diff)
+    for args, stdin in ((("--patch-file", str(patch)), None), (("--patch-file", "-"), diff)):
+        made = committed.dmm("write", "update", "--path", "project/db/migrations.md",
+                             "--reason", "two reviewers", *args, "--json", input=stdin)
+        result = json.loads(made.stdout)
+        assert result["success"], (result, made.stderr)
+        shown = json.loads(committed.dmm("review", "show", result["proposal_id"],
+                                         "--json").stdout)
+        assert "by two people" in shown["diff"]
+        committed.dmm("review", "withdraw", result["proposal_id"], "--reason", "tested")
