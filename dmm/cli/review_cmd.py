@@ -23,17 +23,31 @@ def command() -> None:
 
 
 @command.command("list")
-@click.option("--status", type=click.Choice(["pending", "deferred", "all"]), default="all",
-              show_default=True)
+@click.option("--status", type=click.Choice(["pending", "deferred", "all", "approved", "modified",
+                                           "rejected", "withdrawn", "closed"]),
+              default="all", show_default=True,
+              help="Open ones (pending, deferred, all of them) or decided ones (approved, "
+                   "modified, rejected, withdrawn, closed: any decision).")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=100, show_default=True)
 @json_option
 @click.pass_context
 def list_cmd(ctx, status, limit, as_json) -> int:
-    """List open proposals, oldest first."""
+    """List open proposals, oldest first; with a decided --status, closed ones, newest first."""
     from dmm.gitrepo import Git
-    from dmm.proposals.queue import open_proposals
+    from dmm.proposals.queue import CLOSED, closed_proposals, open_proposals
 
     ws = workspace(ctx)
+    if status in (*CLOSED, "closed"):
+        closed = [p for p in closed_proposals(Git(ws.root)) if status in ("closed", p["status"])]
+        if as_json:
+            emit_json({"proposals": closed[:limit], "total": len(closed)})
+        elif not closed:
+            message(f"No {status} proposals.")
+        else:
+            click.echo(table([(p["proposal_id"], p["type"], p["new_path"], p["status"],
+                               p["decided_by"], p["decided_at"][:16]) for p in closed[:limit]],
+                             ("id", "type", "path", "status", "by", "decided")))
+        return 0
     props = [p for p in open_proposals(Git(ws.root)) if status in ("all", p.status)]
     shown = props[:limit]
     if as_json:
@@ -52,7 +66,7 @@ def list_cmd(ctx, status, limit, as_json) -> int:
 @json_option
 @click.pass_context
 def show_cmd(ctx, proposal_id, as_json) -> int:
-    """Show one proposal: who, why, and its diff."""
+    """Show one proposal: who, why, and its diff (a decided one too, with its decision)."""
     from dmm.gitrepo import Git
     from dmm.proposals.decide import not_open
     from dmm.proposals.queue import load
@@ -61,6 +75,8 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
     git = Git(ws.root)
     proposal = load(git, proposal_id)
     if proposal is None:
+        if _show_closed(git, proposal_id, as_json):
+            return 0
         raise not_open(git, proposal_id)
     diff = git.diff(proposal.base, proposal.commit)
     if as_json:
@@ -76,6 +92,28 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
         click.echo(f"reason:   {proposal.reason}\n")
         click.echo(diff, nl=False)
     return 0
+
+
+def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
+    """A decided proposal from its record: what was proposed (its diff) and the decision."""
+    from dmm.proposals.queue import closed_proposals
+
+    record = next((p for p in closed_proposals(git) if p["proposal_id"] == proposal_id), None)
+    if record is None:
+        return False
+    diff = git.diff(f"{record['commit']}^", record["commit"]) if record["commit"] else ""
+    if as_json:
+        emit_json({**record, "diff": diff})
+        return True
+    click.echo(f"proposal {proposal_id} ({record['status']} by {record['decided_by']} at "
+               f"{record['decided_at']})")
+    click.echo(f"type:     {record['type']}")
+    click.echo(f"path:     {record['new_path']}")
+    click.echo(f"by:       {record['proposed_by']} at {record['proposed_at']}")
+    click.echo(f"reason:   {record['proposal_reason']}")
+    click.echo(f"decision: {record['reason']}\n")
+    click.echo(diff, nl=False)
+    return True
 
 
 def _print_result(result) -> None:

@@ -96,3 +96,33 @@ def stats(git: Git) -> dict:
     return {"pending": sum(p.status == "pending" for p in props),
             "deferred": sum(p.status == "deferred" for p in props),
             "decisions": decision_counts(git)}
+
+
+CLOSED = ("approved", "modified", "rejected", "withdrawn")
+
+
+def closed_proposals(git: Git) -> list[dict]:
+    """Every decided proposal, newest decision first, from the trailers of the commits that
+    made and decided it (approvals on the branch, the rest on dmm/audit): who proposed what
+    and why, and who decided how and why. ``commit`` is the proposal's own commit, whose diff
+    is the change it proposed."""
+    from dmm.audit import entries, latest_decisions
+
+    events = entries(git)
+    decided = {pid: status for pid, status in latest_decisions(events).items()
+               if status in CLOSED}
+    made = {e.proposal_id: e for e in reversed(events) if e.event == "proposed"}
+    out, seen = [], set()
+    for e in events:  # newest first
+        pid = e.proposal_id
+        if pid not in decided or pid in seen or e.event != decided[pid]:
+            continue
+        seen.add(pid)
+        p = made.get(pid)
+        out.append({"proposal_id": pid, "status": decided[pid],
+                    "type": p.type if p else e.type, "path": p.path if p else e.path,
+                    "new_path": (p.new_path or p.path) if p else e.path,
+                    "proposed_by": p.who if p else "", "proposed_at": p.date if p else "",
+                    "proposal_reason": p.reason if p else "", "commit": p.commit if p else "",
+                    "decided_by": e.who, "decided_at": e.date, "reason": e.reason})
+    return out

@@ -364,3 +364,32 @@ def test_a_patch_from_a_file_or_stdin(committed, tmp_path):  # noqa: F811
                                          "--json").stdout)
         assert "by two people" in shown["diff"]
         committed.dmm("review", "withdraw", result["proposal_id"], "--reason", "tested")
+
+
+def test_closed_proposals_are_visible(committed):  # noqa: F811
+    def propose(path: str, title: str) -> str:
+        proc = committed.dmm("write", "propose", "--path", path, "--reason", f"about {title}",
+                             "--title", title, "--tags", "billing",
+                             "--content", f"{title}. This matters for every invoice we send.")
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    kept = propose("project/billing/a.md", "Invoices carry the VAT number")
+    dropped = propose("project/billing/b.md", "Invoices are printed")
+    gone = propose("project/billing/c.md", "Invoices are faxed")
+    assert committed.dmm("review", "approve", kept, "--reason", "right").returncode == 0
+    assert committed.dmm("review", "reject", dropped, "--reason", "we never print").returncode == 0
+    assert committed.dmm("review", "withdraw", gone, "--reason", "obsolete").returncode == 0
+
+    def ids(status: str) -> list[str]:
+        data = json.loads(committed.dmm("review", "list", "--status", status, "--json").stdout)
+        return [p["proposal_id"] for p in data["proposals"]]
+
+    assert ids("approved") == [kept] and ids("rejected") == [dropped]
+    assert ids("withdrawn") == [gone] and set(ids("closed")) == {kept, dropped, gone}
+    assert ids("all") == []  # nothing open
+    shown = json.loads(committed.dmm("review", "show", dropped, "--json").stdout)
+    assert shown["status"] == "rejected" and shown["reason"] == "we never print"
+    assert "+# Invoices are printed" in shown["diff"]
+    text = committed.dmm("review", "show", kept).stdout
+    assert "approved" in text and "+# Invoices carry the VAT number" in text
