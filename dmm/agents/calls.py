@@ -62,12 +62,14 @@ def listing(ws: Workspace, *, scope: str | None = None, tag: str | None = None,
     """The memories of the store without their text, filtered."""
     from dmm.index import read
     from dmm.lookup import memory_record
+    from dmm.memory.select import Selection
 
     if not 1 <= limit <= 1000:
         raise InvalidInputError("limit must be between 1 and 1000")
+    chosen = Selection(scopes=[scope] if scope else [], tags=[tag] if tag else [],
+                       status=status or "all", under=path_prefix or "")
     with _cache(ws) as conn:
-        found, total = read.listing(conn, scope=scope, tag=tag, status=status,
-                                    path_prefix=path_prefix, limit=limit)
+        found, total = read.listing(conn, chosen, limit)
     return {"memories": [memory_record(m, content=False) for m in found], "total": total}
 
 

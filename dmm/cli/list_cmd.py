@@ -9,7 +9,7 @@ import click
 
 from dmm.cli.common import emit_json, json_option, message, table, workspace
 from dmm.memory.model import SCOPES
-from dmm.memory.select import SORTS, Selection, select
+from dmm.memory.select import SORTS, Selection
 
 
 @click.command("list")
@@ -49,15 +49,15 @@ def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reve
     ws = workspace(ctx)
     conn, _ = open_fresh(ws)
     try:
-        everything = read.memories(conn)
+        shown, total = read.listing(conn, Selection(list(scopes), list(tags), status, under,
+                                                    older_than, newer_than, sort, reverse),
+                                    limit)
+        empty_store = not total and not read.counts(conn).get("total")
     finally:
         conn.close()
-    chosen = select(everything, Selection(list(scopes), list(tags), status, under, older_than,
-                                          newer_than, sort, reverse))
-    shown = chosen[:limit] if limit else chosen
     if as_json:
         emit_json({"memories": [memory_record(m, content=False) for m in shown],
-                   "total": len(chosen)})
+                   "total": total})
         return 0
     rows = [(m.id, m.scope, m.status, str(m.created or ""), m.priority, m.tokens, m.title)
             for m in shown]
@@ -66,7 +66,7 @@ def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reve
             click.echo("\t".join(str(c) for c in row))
         return 0
     if not rows:
-        message("No memories match." if everything else "The store holds no memories yet.")
+        message("The store holds no memories yet." if empty_store else "No memories match.")
         return 0
     if sys.stdout.isatty():  # titles fit the terminal; piped output keeps them whole
         fixed = max(len(r[0]) for r in rows) + 9 + 10 + 12 + 10 + 8 + 12  # the other columns
@@ -74,6 +74,6 @@ def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reve
         rows = [(*r[:-1], r[-1] if len(r[-1]) <= room else r[-1][:room - 1] + "…")
                 for r in rows]
     click.echo(table(rows, ("id", "scope", "status", "created", "priority", "tokens", "title")))
-    if len(shown) < len(chosen):
-        message(f"... and {len(chosen) - len(shown)} more (--limit)")
+    if len(shown) < total:
+        message(f"... and {total - len(shown)} more (--limit)")
     return 0

@@ -5,8 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from typing import TYPE_CHECKING
 
 from dmm.memory import Memory, Problem
+
+if TYPE_CHECKING:
+    from dmm.memory.select import Selection
 
 COLUMNS = ("m.doc, path, id, title, body, tags, scope, priority, confidence, status, created, "
            "expires, supersedes, related, tokens")
@@ -84,22 +88,11 @@ def counts(conn: sqlite3.Connection) -> dict:
     return {"total": total, "by_scope": by_scope, "by_status": by_status}
 
 
-def listing(conn: sqlite3.Connection, *, scope: str | None = None, tag: str | None = None,
-            status: str | None = None, path_prefix: str | None = None,
-            limit: int = 100) -> tuple[list[Memory], int]:
-    """Memories matching every given filter, by path; (at most ``limit`` of them, how many
-    match). Tags match whole tags (the cache keeps them as a JSON list)."""
-    clauses, params = [], []
-    for column, value in (("scope", scope), ("status", status)):
-        if value:
-            clauses.append(f"{column} = ?")
-            params.append(value)
-    if tag:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
-        params.append(tag)
-    if path_prefix:
-        clauses.append("substr(path, 1, ?) = ?")
-        params += [len(path_prefix), path_prefix]
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    total = conn.execute(f"SELECT count(*) FROM memories m {where}", params).fetchone()[0]
-    return memories(conn, where, tuple(params), limit), total
+def listing(conn: sqlite3.Connection, selection: Selection, limit: int | None = None,
+            ) -> tuple[list[Memory], int]:
+    """The memories ``selection`` chooses, in its order (`dmm list`, the MCP `memory_list`,
+    `GET /memories`); (at most ``limit`` of them, how many it chooses)."""
+    from dmm.memory.select import select
+
+    chosen = select(memories(conn), selection)
+    return (chosen[:limit] if limit else chosen), len(chosen)
