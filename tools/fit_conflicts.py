@@ -34,10 +34,8 @@ from eval_conflicts import explained_pairs, labelled_cases, load, near_copies  #
 from dmm.config import DEFAULTS  # noqa: E402
 from dmm.conflicts.calibration import FEATURES, WEIGHTS_FILE, pair_features  # noqa: E402
 from dmm.conflicts.features import build  # noqa: E402
-from dmm.conflicts.merger import by_pair, merge  # noqa: E402
+from dmm.conflicts.merger import by_pair, kind_of  # noqa: E402
 from dmm.conflicts.scanner import candidates  # noqa: E402
-
-CERTAIN = {"intercept": 10.0, "coefficients": {}}  # merge() without a threshold: every type
 
 
 def examples(eval_dir: Path) -> list[dict]:
@@ -48,14 +46,10 @@ def examples(eval_dir: Path) -> list[dict]:
     def add(set_name: str, group: str, memories: list, want: dict, explained: set,
             n: int) -> None:
         features = build(memories)
-        found = candidates(features, set(features), config)
-        typed = {tuple(sorted(m.memory_id for m in c.memories)): c.type
-                 for c in merge(found, features, 0.0, "", CERTAIN)}
+        found = by_pair(candidates(features, set(features), config))
         by_id = {m.id: m for m in memories}
-        for (a, b), cands in by_pair(found).items():
-            kind = typed.get((a, b))
-            if kind is None:
-                continue
+        for (a, b), cands in found.items():
+            kind = kind_of(cands, features[a], features[b])
             if (a, b) not in want and (a, b) not in explained and kind == "duplicate" \
                     and near_copies(by_id[a], by_id[b]):
                 continue  # explained either way: not evidence for or against
@@ -64,7 +58,7 @@ def examples(eval_dir: Path) -> list[dict]:
                          "type": kind, "expected": want.get((a, b)), "n": n,
                          "x": pair_features(features[a], features[b], cands)})
         for pair, kind in want.items():  # missed by every analyzer: a miss whatever the weights
-            if pair not in typed:
+            if pair not in found:
                 rows.append({"set": set_name, "group": group, "pair": list(pair), "label": 1,
                              "type": None, "expected": kind, "n": n, "x": None})
 

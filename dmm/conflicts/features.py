@@ -20,12 +20,6 @@ from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
 from dmm.text.analyze import STOPWORDS, terms
 
-CHANGE = re.compile(
-    r"\b(moved|migrated|migration|switched|replaced|replaces|upgraded|upgrade|took over|"
-    r"taken over|no longer|retired|sunset|switched off|turned off|decommissioned|deleted|"
-    r"removed|dropped|abandoned|phased out|invalidated|"
-    r"reorg|reorganisation|reorganization|umgestellt|ersetzt|migriert|"
-    r"abgelöst|migramos|migrado|reemplaz\w*|sustituid\w*)\b|迁移|改为|替换", re.I)
 # A change recorded as done: a verb of change in the past ("moved", "was upgraded", "took
 # over"), "no longer", or a noun of change said to have happened ("the migration is complete",
 # "after the reorganisation"). "Upgrade the project to ..." (an instruction), "Migration
@@ -42,6 +36,11 @@ CHANGE_DONE = re.compile(
     rf"\b{_CHANGE_NOUN}\b.*\b(?:is|was|has been)\s+(?:complete|completed|finished|done)\b|"
     rf"\b(?:after|since|following)\s+the\s+(?:[\w-]+\s+){{0,3}}{_CHANGE_NOUN}\b|"
     rf"\b{_CHANGE_NOUN}\s+(?:complete|completed|finished|done)\b", re.I)
+# Any mention of a change, done or not: a name in such a sentence is no endorsement of it
+# ("bcrypt was replaced", "the bcrypt path has been deleted", "the Opsgenie sunset")
+CHANGE = re.compile(
+    rf"{CHANGED.pattern}|\b(?:{_CHANGE_NOUN}|sunset|deleted|removed|dropped|abandoned|"
+    r"phased out|invalidated|reemplaz\w*|sustituid\w*)\b|迁移|替换", re.I)
 # "from X to Y": what a change left behind (X) and what it moved to (Y)
 TRANSITION = re.compile(r"\bfrom\s+([A-Z][\w.+#-]+)(?:\s+\w+){0,3}?\s+to\s+([A-Z][\w.+#-]+)")
 # Cues that forbid what precedes them: "tab characters are not allowed", "... are sent back"

@@ -33,20 +33,26 @@ def by_pair(candidates: list[Candidate]) -> dict[tuple[str, str], list[Candidate
             if any(c.type for c in group)}
 
 
+def kind_of(group: list[Candidate], fa: Features, fb: Features) -> str:
+    """The type of the conflict a pair's typed candidates make (see the module's docstring)."""
+    kinds = {c.type for c in group if c.type}
+    kind = next(k for k in ORDER if k in kinds)
+    if kind == "contradictory" and fa.memory.scope != fb.memory.scope:
+        kind = "scope_overlap"  # the same rule in two scopes, diverging
+    if kind == "stale":
+        older = min((fa, fb), key=lambda f: str(f.memory.created or ""))
+        if DIRECTIVE.search(older.memory.title):
+            kind = "contradictory"  # a change recorded next to a rule still in force
+    return kind
+
+
 def merge(candidates: list[Candidate], features: dict[str, Features], min_confidence: float,
           detected_at: str, fitted: dict | None = None) -> list[Conflict]:
     out = []
     for (a, b), group in by_pair(candidates).items():
         typed = [c for c in group if c.type]
-        kinds = {c.type for c in typed}
-        kind = next(k for k in ORDER if k in kinds)
         fa, fb = features[a], features[b]
-        if kind == "contradictory" and fa.memory.scope != fb.memory.scope:
-            kind = "scope_overlap"  # the same rule in two scopes, diverging
-        if kind == "stale":
-            older = min((fa, fb), key=lambda f: str(f.memory.created or ""))
-            if DIRECTIVE.search(older.memory.title):
-                kind = "contradictory"  # a change recorded next to a rule still in force
+        kind = kind_of(group, fa, fb)
         confidence = min(0.99, calibrated(pair_features(fa, fb, group), fitted))
         if confidence < min_confidence:
             continue
