@@ -74,7 +74,8 @@ def build_server(ws: Workspace):
                     status: str | None = None, path_prefix: str | None = None,
                     limit: int = 100) -> dict:
         """The memories of the store (without their text), filtered by scope, tag, status
-        (active, deprecated) or path prefix; at most `limit` (1-1000) of them."""
+        (active, deprecated) or folder (path_prefix, e.g. "project/api"); at most `limit`
+        (1-1000) of them."""
         return run(calls.listing, ws, scope=scope, tag=tag, status=status,
                    path_prefix=path_prefix, limit=limit)
 
