@@ -12,8 +12,8 @@ real store for the flags nothing explains, per 100 memories: a flagged pair is e
 truth.json records it or when it is a duplicate whose bodies are near copies (difflib ratio
 >= 0.6 on their first 3,000 characters), the same rule as the shared scorers.
 
-It runs the scan's own detection (`dmm.conflicts.scanner.detect`) on the parsed memory files,
-in-process: no git repository, no cache, so every set takes seconds. `dmm conflicts scan --full`
+It runs the scan's own detection (`dmm.conflicts.scanner.detect`) on the parsed memory files
+(with the starter memory `dmm init` adds, as the shared scorers' stores have it), in-process: no git repository, no cache, so every set takes seconds. `dmm conflicts scan --full`
 reads the same memories and runs the same function, so the figures are those of a full scan
 (tests/conflicts/test_eval_tool.py checks that the two agree on a store).
 """
@@ -46,6 +46,23 @@ def load(memory_dir: Path) -> list:
             seen.add(memory.id)
             out.append(memory)
     return out
+
+
+def load_store(memory_dir: Path) -> list:
+    """The memories a store has after `dmm init` and a copy of ``memory_dir`` into it, as the
+    shared scorers build it: the starter baseline memory `dmm init` writes is part of the
+    store, and of the document frequencies every analyzer weighs words with."""
+    import tempfile
+
+    from dmm.scaffold import init
+    from dmm.workspace import Workspace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(Path(tmp))
+        init(ws)
+        given = load(memory_dir)
+        paths = {m.path for m in given}
+        return [m for m in load(ws.memory_dir) if m.path not in paths] + given
 
 
 def run(memories: list, config: dict | None = None) -> list:
@@ -92,7 +109,7 @@ def score_split(split: Path, config: dict | None = None) -> dict:
     tp = fp = fn = typed = 0
     details = []
     for case, want in labelled_cases(split):
-        got = reported(run(load(case / "memory"), config))
+        got = reported(run(load_store(case / "memory"), config))
         for pair, kind in want.items():
             if pair in got:
                 tp += 1
@@ -115,7 +132,7 @@ def score_split(split: Path, config: dict | None = None) -> dict:
 
 
 def score_store(store: Path, config: dict | None = None) -> dict:
-    memories = load(store / "memory")
+    memories = load_store(store / "memory")
     by_id = {m.id: m for m in memories}
     explained = explained_pairs(store)
     got = reported(run(memories, config))

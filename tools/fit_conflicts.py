@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from eval_conflicts import explained_pairs, labelled_cases, load, near_copies  # noqa: E402
+from eval_conflicts import (explained_pairs, labelled_cases, load_store,  # noqa: E402
+                            near_copies)
 
 from dmm.config import DEFAULTS  # noqa: E402
 from dmm.conflicts.calibration import FEATURES, WEIGHTS_FILE, pair_features  # noqa: E402
@@ -64,11 +65,12 @@ def examples(eval_dir: Path) -> list[dict]:
 
     for split in sorted(p for p in eval_dir.iterdir() if p.is_dir() and p.name != "real"):
         for case, want in labelled_cases(split):
-            add(split.name, f"{split.name}/{case.name}", load(case / "memory"), want, set(), 0)
+            add(split.name, f"{split.name}/{case.name}", load_store(case / "memory"), want, set(),
+                0)
     real = eval_dir / "real"
     for store in sorted(p for p in real.iterdir() if (p / "memory").is_dir()):
         n = sum(1 for _ in (store / "memory").rglob("*.md"))
-        add(store.name, f"real/{store.name}", load(store / "memory"), {},
+        add(store.name, f"real/{store.name}", load_store(store / "memory"), {},
             explained_pairs(store), n)
         # the store's row in the table even when nothing in it is reported
         rows.append({"set": store.name, "group": f"real/{store.name}", "pair": [], "label": 0,
