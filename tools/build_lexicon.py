@@ -8,7 +8,10 @@ similarity are kept, leaving out words with the same stem (stemming already join
 Vocabulary: the 60,000 most frequent alphabetic words of GloVe 6B (PDDL 1.0; only its word list
 is used) plus the whole-word tokens of the model's own vocabulary.
 
-Output: dmm/text/data/neighbors.tsv.gz, one line per word: ``word<TAB>nbr:sim,nbr:sim,...``.
+Output: dmm/text/data/lexicon.sqlite3, a read-only SQLite database shipped in the package: one
+row per word, ``lexicon(word, nbrs)`` with nbrs as ``nbr:sim,nbr:sim,...`` (about 6 MB installed,
+2.3 MB in the wheel; a query opens it read-only and looks up only its own words, so no store's
+cache holds a copy).
 
     python -m venv /tmp/lex
     /tmp/lex/bin/pip install torch transformers pyarrow numpy PyStemmer \
@@ -18,8 +21,8 @@ Output: dmm/text/data/neighbors.tsv.gz, one line per word: ``word<TAB>nbr:sim,nb
 
 from __future__ import annotations
 
-import gzip
 import re
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -29,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VOCAB = 60_000  # most frequent GloVe words kept (after filtering)
 NEIGHBOURS = 8  # neighbours stored per word
 MIN_SIM = 0.55  # stored floor; the query side applies its own, higher threshold
-OUT = ROOT / "dmm" / "text" / "data" / "neighbors.tsv.gz"
+OUT = ROOT / "dmm" / "text" / "data" / "lexicon.sqlite3"
 
 
 def vocabulary(tokenizer_vocab: list[str], stopwords: frozenset[str]) -> list[str]:
@@ -73,7 +76,7 @@ def main() -> int:
     words = vocabulary(list(tok.get_vocab()), STOPWORDS)
     vectors, _ = embed(words)
     stems = [stem(w) for w in words]
-    lines = []
+    rows = []
     for start in range(0, len(words), 2000):
         sims = vectors[start:start + 2000] @ vectors.T
         top = np.argpartition(-sims, 40, axis=1)[:, :40]
@@ -89,12 +92,24 @@ def main() -> int:
                 if len(nbrs) == NEIGHBOURS:
                     break
             if nbrs:
-                lines.append(f"{words[i]}\t{','.join(nbrs)}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"{len(lines)} of {len(words)} words -> {OUT} ({OUT.stat().st_size} bytes)")
+                rows.append((words[i], ",".join(nbrs)))
+    write(rows, OUT)
+    print(f"{len(rows)} of {len(words)} words -> {OUT} ({OUT.stat().st_size} bytes)")
     return 0
+
+
+def write(rows: list[tuple[str, str]], path: Path) -> None:
+    """The lexicon database, compact (sorted inserts, vacuumed) and replaced atomically."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    conn = sqlite3.connect(tmp)
+    conn.execute("PRAGMA page_size = 4096")
+    conn.execute("CREATE TABLE lexicon (word TEXT PRIMARY KEY, nbrs TEXT NOT NULL) WITHOUT ROWID")
+    conn.executemany("INSERT INTO lexicon VALUES (?, ?)", sorted(dict(rows).items()))
+    conn.commit()
+    conn.execute("VACUUM")
+    conn.close()
+    tmp.replace(path)
 
 
 if __name__ == "__main__":

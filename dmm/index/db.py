@@ -16,7 +16,6 @@ from typing import Iterator
 from dmm.errors import BusyError
 from dmm.fsutil import file_lock, write_new
 from dmm.index.schema import DDL, SCHEMA_VERSION
-from dmm.text.lexicon import read_lexicon
 
 DB_NAME = "cache.sqlite3"
 INDEX_GITIGNORE = "# dmm cache: rebuilt on demand, never committed\n*\n"
@@ -155,12 +154,9 @@ def _alive(pid: int) -> bool:
 
 
 def _fill(conn: sqlite3.Connection) -> None:
-    """The schema and the word-neighbour lexicon, in an empty database."""
+    """The schema, in an empty database."""
     conn.executescript(DDL)
-    conn.execute("BEGIN")
-    conn.executemany("INSERT INTO lexicon(word, nbrs) VALUES (?, ?)", read_lexicon())
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-    conn.execute("COMMIT")
 
 
 def discard(index_dir: Path) -> None:

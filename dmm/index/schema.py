@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 DDL = """
 CREATE TABLE memories (
@@ -61,7 +61,6 @@ CREATE TABLE conflict_scans (
     started_at TEXT NOT NULL,
     record TEXT NOT NULL           -- the ScanResult as JSON
 );
-CREATE TABLE lexicon (word TEXT PRIMARY KEY, nbrs TEXT NOT NULL) WITHOUT ROWID;
 -- files: marshal of {path: (size, mtime_ns)} for every file seen under .dmm/memory/, valid or
 -- not; mtime -1 forces a re-read (the file changed too recently to trust its mtime).
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;

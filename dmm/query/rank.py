@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from dmm.index.refresh import K1
 from dmm.text.analyze import stem, words
-from dmm.text.lexicon import parse_neighbours
+from dmm.text.lexicon import neighbours, parse_neighbours
 
 MAX_NEIGHBOURS = 6  # per query word
 # How much each confidence level is trusted when two memories are otherwise equally relevant.
@@ -38,18 +38,15 @@ class Ranked(NamedTuple):
     tokens: int
 
 
-def query_variants(conn: sqlite3.Connection, task: str, expansion: bool, min_sim: float,
-                   weight: float) -> dict[str, tuple[int, dict[str, float]]]:
+def query_variants(task: str, expansion: bool, min_sim: float, weight: float,
+                   ) -> dict[str, tuple[int, dict[str, float]]]:
     """For each distinct query word: (count, {term: weight}) with the exact stem at 1.0."""
     counts = Counter(words(task))
     if len(counts) > MAX_QUERY_WORDS:  # a pasted document, not a task: its commonest words
         counts = Counter(dict(counts.most_common(MAX_QUERY_WORDS)))
     variants = {w: (n, {stem(w): 1.0}) for w, n in counts.items()}
-    if expansion and counts:
-        marks = ",".join("?" * len(counts))
-        rows = conn.execute(f"SELECT word, nbrs FROM lexicon WHERE word IN ({marks})",
-                            list(counts))
-        for word, nbrs in rows:
+    if expansion:
+        for word, nbrs in neighbours(counts).items():
             terms = variants[word][1]
             for nbr, sim in parse_neighbours(nbrs, min_sim)[:MAX_NEIGHBOURS]:
                 term = stem(nbr)
@@ -63,7 +60,7 @@ def rank(conn: sqlite3.Connection, task: str, where: str, params: list, cfg: dic
 
     ``cfg`` is the [query] section of the configuration.
     """
-    variants = query_variants(conn, task, bool(cfg["expansion"]),
+    variants = query_variants(task, bool(cfg["expansion"]),
                               float(cfg["expansion_min_similarity"]),
                               float(cfg["expansion_weight"]))
     all_terms = sorted({t for _, terms in variants.values() for t in terms})

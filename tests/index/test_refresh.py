@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shutil
@@ -184,3 +185,14 @@ def test_concurrent_processes_never_corrupt_the_cache(repo):
     assert read.counts(conn)["total"] == 40
     assert read.find(conn, "mem_2026_01_01_003")[0].title == "Memory 3 v2"
     conn.close()
+
+
+def test_the_cache_of_a_small_store_is_small_and_still_expands_queries(repo):
+    """The word-neighbour lexicon ships read-only in the package; no cache carries a copy."""
+    repo.add("project/pricing.md", "mem_2026_01_01_001", "Prices are shown with VAT",
+             "Every price on the shop is shown including VAT, rounded to the cent.")
+    proc = repo.dmm("query", "what does a product cost", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [m["memory_id"] for m in json.loads(proc.stdout)["retrieved"]] == ["mem_2026_01_01_001"]
+    cache = repo.root / ".dmm" / "index" / db.DB_NAME
+    assert cache.stat().st_size < 256 * 1024

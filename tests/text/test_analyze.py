@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from dmm.text.analyze import terms, words
-from dmm.text.lexicon import LEXICON_FILE, parse_neighbours, read_lexicon
+from dmm.text.lexicon import LEXICON_DB, neighbours, parse_neighbours
 
 
 def test_inflections_meet_on_one_stem():
@@ -25,11 +27,20 @@ def test_non_english_words_survive():
 
 
 def test_lexicon_ships_and_links_synonyms():
-    assert LEXICON_FILE.exists()
-    lexicon = dict(read_lexicon())
-    assert len(lexicon) > 30_000
-    cost = dict(parse_neighbours(lexicon["cost"], 0.5))
+    assert LEXICON_DB.is_file()
+    with sqlite3.connect(f"{LEXICON_DB.as_uri()}?mode=ro", uri=True) as conn:
+        assert conn.execute("SELECT count(*) FROM lexicon").fetchone()[0] > 30_000
+    found = neighbours(["cost", "cost", "zzzzqx"])
+    assert list(found) == ["cost"]  # each word once; unknown words are simply absent
+    cost = dict(parse_neighbours(found["cost"], 0.5))
     assert "price" in cost or "prices" in cost or "pricing" in cost
+
+
+def test_a_missing_lexicon_loses_expansion_not_the_query(tmp_path):
+    assert neighbours(["cost"], path=tmp_path / "absent.sqlite3") == {}
+    broken = tmp_path / "broken.sqlite3"
+    broken.write_bytes(b"not a database" * 100)
+    assert neighbours(["cost"], path=broken) == {}
 
 
 def test_parse_neighbours_applies_the_threshold():
