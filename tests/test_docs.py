@@ -56,3 +56,96 @@ def test_this_repository_store_is_valid(tmp_path):
     proc = run_dmm("validate", "--strict", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout
     assert json.loads(proc.stdout)["files"] >= 10
+
+
+# Git commands the docs name to explain how dmm works inside (not suggestions to run).
+DESCRIBED = {"git merge-tree --write-tree", "git read-tree -m -u", "git update-ref --stdin",
+             "git fsck --strict", "git log --follow", "git log --grep", "git diff HEAD^ HEAD"}
+
+
+def suggested_git_commands() -> set[str]:
+    """Every git command with arguments in README, BOOT.md and docs/: inline or in a block."""
+    import re
+
+    found = set()
+    for doc in [ROOT / "README.md", resource_dir("templates") / "BOOT.md.j2",
+                *sorted((ROOT / "docs").glob("*.md"))]:
+        if not doc.exists():
+            continue
+        text = doc.read_text(encoding="utf-8")
+        found.update(re.findall(r"`(git [^`\n]+)`", text))
+        found.update(re.findall(r"^(git [^\n]+)$", text, re.MULTILINE))
+    return {c.strip() for c in found if len(c.split()) > 2 or "&&" in c} - DESCRIBED
+
+
+def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
+    """Run each suggestion in a real repository with approved, closed, pending proposals and a
+    resolved conflict; a suggestion added to the docs without a check here fails."""
+    import json
+    import subprocess
+
+    from tests.conftest import git, memory_text, run_dmm
+
+    def sh(cwd, command: str) -> str:
+        proc = subprocess.run(command, shell=True, cwd=cwd, capture_output=True, text=True)
+        assert proc.returncode == 0, (command, proc.stderr)
+        return proc.stdout
+
+    def dmm(*args, content=None) -> dict:
+        proc = run_dmm(*args, "--json", cwd=root, input=content)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return json.loads(proc.stdout)
+
+    checked = {}
+    origin, root = tmp_path / "origin.git", tmp_path / "repo"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(tmp_path, "clone", "-q", str(origin), str(root))
+    git(root, "config", "user.name", "Ann")
+    git(root, "config", "user.email", "ann@example.com")
+    git(root, "commit", "-q", "--allow-empty", "-m", "start")
+    assert run_dmm("init", "--no-hooks", cwd=root).returncode == 0
+    readme = 'git add .dmm && git commit -m "Add dmm memory store"'
+    sh(root, readme)
+    checked[readme] = git(root, "ls-files", ".dmm/config.toml") != ""
+
+    def propose(path, title, body):
+        text = memory_text("", title, body).replace("id: \n", "")
+        return dmm("write", "propose", "--path", path, "--reason", "learned today",
+                   content=text)["proposal_id"]
+
+    pending = propose("project/queue.md", "Jobs run on the queue worker",
+                      "Background jobs run on the queue worker, never in a web request.")
+    approved = propose("project/retry.md", "Retries back off exponentially",
+                       "Outbound calls retry three times with exponential backoff.")
+    dmm("review", "approve", approved, "--reason", "agreed")
+    rejected = propose("project/tabs.md", "Indent with tabs", "Indent code with tabs.")
+    dmm("review", "reject", rejected, "--reason", "we use spaces")
+    git(root, "commit", "-q", "--allow-empty", "-m", "main moves on")
+
+    diff = f"git diff HEAD...dmm/proposals/{pending}"
+    out = sh(root, diff)
+    checked[diff.replace(pending, "<id>")] = ("+# Jobs run on the queue worker" in out
+                                              and "retry.md" not in out)
+    checked["git log --first-parent"] = f"Dmm-Proposal: {approved}" in sh(
+        root, "git log --first-parent")
+    checked["git log dmm/audit"] = f"Dmm-Proposal: {rejected}" in sh(root, "git log dmm/audit")
+
+    cid = dmm("conflicts", "flag", "--memories", "project/retry.md,baseline/dmm_usage.md",
+              "--description", "the retry rule contradicts the starter")["conflict_id"]
+    dmm("conflicts", "dismiss", cid, "--reason", "both are true for different clients")
+    grep = f'git log --grep "Dmm-Conflict: {cid}"'
+    checked[grep.replace(cid, "<id>")] = cid in sh(root, grep)
+
+    push = "git push origin 'refs/heads/dmm/proposals/*:refs/heads/dmm/proposals/*' dmm/audit"
+    sh(root, push + " 2>&1")
+    pushed = git(origin, "for-each-ref", "--format=%(refname)", "refs/heads/dmm")
+    checked[push] = f"refs/heads/dmm/proposals/{pending}" in pushed and "dmm/audit" in pushed
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+    fetch = "git fetch origin 'refs/heads/dmm/*:refs/heads/dmm/*'"
+    sh(teammate, fetch)
+    checked[fetch] = f"dmm/proposals/{pending}" in git(teammate, "branch", "--list", "dmm/*")
+
+    assert suggested_git_commands() <= set(checked), \
+        f"suggested in the docs but not checked: {suggested_git_commands() - set(checked)}"
+    assert all(checked.values()), {c: ok for c, ok in checked.items() if not ok}

@@ -1,4 +1,5 @@
-"""Regenerate docs/cli.md from the commands' --help texts (tests/test_docs.py checks it is current).
+"""Regenerate docs/cli.md from the --help of every command and subcommand (tests/test_docs.py
+checks it is current).
 
     python tools/gen_cli_docs.py
 """
@@ -13,18 +14,29 @@ sys.path.insert(0, str(ROOT))
 
 
 def render() -> str:
+    import click
     from click.testing import CliRunner
 
-    from dmm.cli import COMMANDS, cli
+    from dmm.cli import cli
 
     runner = CliRunner()
     parts = ["# CLI reference\n",
-             "Generated from `--help` by `tools/gen_cli_docs.py`; do not edit by hand.\n",
-             "## dmm\n", "```", runner.invoke(cli, ["--help"], prog_name="dmm", terminal_width=100).output.rstrip(),
-             "```\n"]
-    for name in COMMANDS:
-        out = runner.invoke(cli, [name, "--help"], prog_name="dmm", terminal_width=100).output.rstrip()
-        parts += [f"## dmm {name}\n", "```", out, "```\n"]
+             "Generated from `--help` by `tools/gen_cli_docs.py`; do not edit by hand. Every "
+             "command and subcommand is here, in the order `dmm --help` lists them.\n"]
+
+    def walk(path: list[str], command: click.Command) -> None:
+        out = runner.invoke(cli, [*path, "--help"], prog_name="dmm", terminal_width=100)
+        heading = "#" * min(len(path) + 2, 4)
+        parts.extend([f"{heading} {' '.join(['dmm', *path])}\n", "```", out.output.rstrip(),
+                      "```\n"])
+        if isinstance(command, click.Group):
+            ctx = click.Context(command, info_name=path[-1] if path else "dmm")
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
+                    walk([*path, name], sub)
+
+    walk([], cli)
     return "\n".join(parts)
 
 
