@@ -74,7 +74,8 @@ def suggested_git_commands() -> set[str]:
             continue
         text = doc.read_text(encoding="utf-8")
         found.update(re.findall(r"`(git [^`\n]+)`", text))
-        found.update(re.findall(r"^(git [^\n]+)$", text, re.MULTILINE))
+        for block in re.findall(r"^```(?:sh|bash|shell)?\n(.*?)^```", text, re.M | re.S):
+            found.update(re.findall(r"^(git [^\n]+)$", block, re.MULTILINE))
     return {c.strip() for c in found if len(c.split()) > 2 or "&&" in c} - DESCRIBED
 
 
@@ -149,3 +150,20 @@ def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
     assert suggested_git_commands() <= set(checked), \
         f"suggested in the docs but not checked: {suggested_git_commands() - set(checked)}"
     assert all(checked.values()), {c: ok for c, ok in checked.items() if not ok}
+
+
+def test_docs_point_only_at_what_a_reader_of_this_repository_can_see():
+    """No paths outside the repository, no history of how a figure was reached (issues, rounds,
+    sessions of work), no names from design documents the reader does not have."""
+    import re
+
+    forbidden = [r"\.\./", r"\bissues? #?\d", r"\b(first|second|third|fourth|fifth|previous|last|this) "
+                 r"(session|round)\b", r"\bPRDs?\b", r"\b(ScanResult|ProposalResult|ResolutionResult)\b"]
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted(resource_dir("templates").glob("*.j2"))]
+    found = []
+    for doc in docs:
+        for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{doc.name}:{number}: {line.strip()}" for pattern in forbidden
+                      if re.search(pattern, line, re.IGNORECASE)]
+    assert not found, "\n".join(found)

@@ -82,8 +82,8 @@ def _listen(host: str, port: int) -> socket.socket:
 @click.pass_context
 def command(ctx: click.Context, host, port, person_tokens, agent_tokens, log_level,
             print_openapi) -> int:
-    """Serve this repository's memory over HTTP: the API of the PRDs (/query, /write/*,
-    /review/*, /usage/*, /conflicts/*), JSON in and out, on 127.0.0.1 by default.
+    """Serve this repository's memory over HTTP (/query, /memories, /write/*, /review/*,
+    /usage/*, /conflicts/*), JSON in and out, on 127.0.0.1 by default.
 
     Without a token anyone on this machine can query and propose, and nobody can decide:
     approving, rejecting, resolving and dismissing need a person's token (--token NAME), whose
