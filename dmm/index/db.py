@@ -180,8 +180,23 @@ def _is_current(path: Path) -> bool:
             return conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         finally:
             conn.close()
-    except sqlite3.DatabaseError:
+    except sqlite3.DatabaseError as exc:
+        if busy(exc):  # in use, not broken: rebuilding it would pull it from under its users
+            raise BusyError("the dmm cache is locked by another process",
+                            hint="wait for the other dmm command to finish") from exc
         return False
+
+
+def busy(exc: sqlite3.DatabaseError) -> bool:
+    """SQLite says another connection holds the database: it is in use, not damaged."""
+    return isinstance(exc, sqlite3.OperationalError) and any(
+        word in str(exc) for word in ("locked", "busy"))
+
+
+def replaced(exc: sqlite3.DatabaseError) -> bool:
+    """The file this connection opened is no longer the cache (another process rebuilt it
+    and moved the new one in place): SQLite refuses to write to the old one."""
+    return isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc)
 
 
 def _ensure_gitignore(index_dir: Path) -> None:

@@ -54,11 +54,13 @@ def open_fresh(ws: Workspace, progress: Progress | None = None,
         conn = db.connect(ws.index_dir)
         try:
             return conn, refresh(conn, ws, progress)
-        except sqlite3.DatabaseError:
-            # A cache damaged under our feet (disk full, killed writer...): start again.
+        except sqlite3.DatabaseError as exc:
             conn.close()
-            if attempt or not db.usable(ws.index_dir):
+            if attempt or not db.usable(ws.index_dir) or db.busy(exc):
                 raise
+            if db.replaced(exc):
+                continue  # another process rebuilt the cache meanwhile: open the new one
+            # a cache damaged under our feet (a killed writer, a bad disk): build it again
             with db.write_lock(ws.index_dir):
                 db.create(ws.index_dir / db.DB_NAME)
     raise AssertionError("unreachable")

@@ -196,3 +196,26 @@ def test_the_cache_of_a_small_store_is_small_and_still_expands_queries(repo):
     assert [m["memory_id"] for m in json.loads(proc.stdout)["retrieved"]] == ["mem_2026_01_01_001"]
     cache = repo.root / ".dmm" / "index" / db.DB_NAME
     assert cache.stat().st_size < 256 * 1024
+
+
+def test_a_cache_rebuilt_by_another_process_is_reopened_not_rebuilt_again(repo, monkeypatch):
+    """Between opening the cache and refreshing it, another dmm process may rebuild it: the
+    old file is gone and SQLite refuses writes to it. Open the new one; rebuilding it once
+    more would pull it from under every other process that already uses it."""
+    repo.add("project/a.md", "mem_2026_01_01_001", "Memory A")
+    open_fresh(repo.ws)[0].close()
+    stale = db.connect(repo.ws.index_dir)
+    with db.write_lock(repo.ws.index_dir):
+        db.create(repo.ws.index_dir / db.DB_NAME)  # the other process's rebuild
+    rebuilt_inode = (repo.ws.index_dir / db.DB_NAME).stat().st_ino
+    connects = iter([stale])
+    real_connect = db.connect
+    monkeypatch.setattr(db, "connect", lambda d: next(connects, None) or real_connect(d))
+    creates = []
+    real_create = db.create
+    monkeypatch.setattr(db, "create", lambda p: creates.append(p) or real_create(p))
+    repo.add("project/b.md", "mem_2026_01_01_002", "Memory B")
+    conn, report = open_fresh(repo.ws)
+    assert read.counts(conn)["total"] == 2 and report.read == 2
+    conn.close()
+    assert creates == [] and (repo.ws.index_dir / db.DB_NAME).stat().st_ino == rebuilt_inode
