@@ -24,10 +24,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "store": {
         "max_file_bytes": 262_144,  # larger memory files are reported, not read
+        "ephemeral_max_days": 30,  # an ephemeral note older than this, with no expires: reported
     },
     "quality": {
-        "min_tokens": 300,
-        "max_tokens": 800,
+        "min_tokens": 30,  # shorter cannot carry its context and its reason
+        "max_tokens": 800,  # longer crowds a pack: two thirds of the default budget
     },
     "review": {
         "duplicate_threshold": 0.92,  # similarity at which a proposal is rejected as duplicate
@@ -66,6 +67,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "query.default_budget": (1, 1_000_000),
     "query.expansion_weight": (0.0, 1.0),
     "store.max_file_bytes": (256, 16 * 1024 * 1024),
+    "store.ephemeral_max_days": (0, 100_000),
     "quality.min_tokens": (0, 100_000),
     "quality.max_tokens": (1, 1_000_000),
     "conflicts.auto_age_days": (0, 100_000),

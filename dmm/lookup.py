@@ -21,7 +21,9 @@ def find_memory(ws: Workspace, conn: sqlite3.Connection, key: str,
     if "/" in key or key.endswith(".md"):
         key = ws.memory_relpath(key)
     found = read.find(conn, key)
-    problems = [p for p in read.problems(conn) if p.path in {key, *(m.path for m in found)}]
+    days = ws.config["store"]["ephemeral_max_days"]
+    problems = [p for p in read.problems(conn, ephemeral_days=days)
+                if p.path in {key, *(m.path for m in found)}]
     if not found:
         if problems:
             detail = "; ".join(p.message for p in problems if p.severity == "error")

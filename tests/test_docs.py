@@ -108,6 +108,11 @@ def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
     readme = 'git add .dmm && git commit -m "Add dmm memory store"'
     sh(root, readme)
     checked[readme] = git(root, "ls-files", ".dmm/config.toml") != ""
+    (root / ".dmm" / "BOOT.md").write_text("BOOT.md of an older dmm\n")  # then dmm upgraded
+    git(root, "commit", "-qam", "older BOOT.md")
+    assert run_dmm("init", "--upgrade", "--no-hooks", cwd=root).returncode == 0
+    checked["git diff .dmm/"] = "-BOOT.md of an older dmm" in sh(root, "git diff .dmm/")
+    git(root, "commit", "-qam", "upgraded dmm's files")
 
     def propose(path, title, body):
         text = memory_text("", title, body).replace("id: \n", "")

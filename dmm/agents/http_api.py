@@ -110,6 +110,9 @@ class ProposeBody(Model):
     content: str | None = Field(None, description="create/update: the whole file.")
     patch: str | None = Field(None, description="update: a unified diff.")
     new_scope: str | None = Field(None, description="promote: the scope it moves to.")
+    expires: str | None = Field(None, description=(
+        "promote: what happens to the memory's `expires` date: keep, drop or a new YYYY-MM-DD "
+        "(required when it has one)."))
     proposed_by: str | None = Field(None, max_length=100, description=(
         "Who proposes; ignored when the server has tokens (the token's name is used)."))
 

@@ -81,15 +81,18 @@ def build_server(ws: Workspace):
 
     @server.tool()
     def memory_propose(type: str, path: str, reason: str, content: str | None = None,
-                       patch: str | None = None, new_scope: str | None = None) -> dict:
+                       patch: str | None = None, new_scope: str | None = None,
+                       expires: str | None = None) -> dict:
         """Propose a memory change (type: create, update, deprecate or promote) for the file
         `path` under .dmm/memory/ (e.g. project/api/errors.md), with the reason. create and
         update take the whole file as `content` (YAML frontmatter with tags, priority,
         confidence, then a '# Title' and the text) or update takes a unified diff as `patch`;
-        promote takes `new_scope`. The result is a proposal branch that a person or the
+        promote takes `new_scope`, and `expires` (keep, drop or a new YYYY-MM-DD) when the
+        memory has an expiry date. The result is a proposal branch that a person or the
         automated reviewer decides; it lists what the reviewer will check."""
         return run(calls.propose, ws, proposed_by="agent", type=type, path=path,
-                   reason=reason, content=content, patch=patch, new_scope=new_scope)
+                   reason=reason, content=content, patch=patch, new_scope=new_scope,
+                   expires=expires)
 
     @server.tool()
     def proposal_status(proposal_id: str) -> dict:

@@ -10,9 +10,11 @@ from dmm.cli.common import emit_json, json_option, message, workspace
 @click.command("init")
 @click.option("--no-hooks", is_flag=True, help="Do not install the git hooks that scan memory "
                                                "changes for conflicts.")
+@click.option("--upgrade", is_flag=True, help="After upgrading dmm: rewrite BOOT.md and the "
+              "comments of config.toml as this version writes them, keeping every setting.")
 @json_option
 @click.pass_context
-def command(ctx: click.Context, no_hooks: bool, as_json: bool) -> int:
+def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) -> int:
     """Create the .dmm/ memory store in this git repository.
 
     Creates the scope folders under .dmm/memory/, config.toml with documented defaults,
@@ -21,12 +23,23 @@ def command(ctx: click.Context, no_hooks: bool, as_json: bool) -> int:
     scan memory changes for conflicts. Safe to run again: existing files are never
     overwritten. In a teammate's clone of a repository that has a store, this is the one
     command to run: hooks are per clone.
+
+    After upgrading dmm, --upgrade brings BOOT.md and config.toml's comments (and any new
+    setting) up to date: every value the store sets is kept, sections of other tools are kept
+    as written, and it refuses while either file has uncommitted changes. Review the result
+    with git diff and commit it.
+
+    Examples:
+      dmm init
+      dmm init --upgrade && git diff .dmm/
     """
     from dmm.gitrepo import Git
     from dmm.hooks.install import HooksInWorkTreeError, install, status
     from dmm.scaffold import init
 
     ws = workspace(ctx, require_init=False)
+    if upgrade:
+        return _upgrade(ws, no_hooks, as_json)
     result = init(ws)
     hooks = [] if no_hooks else [h for h in status(Git(ws.root)) if h.state != "installed"]
     if hooks:
@@ -55,4 +68,31 @@ def command(ctx: click.Context, no_hooks: bool, as_json: bool) -> int:
     if hooks and not as_json:
         message(f"installed git hooks: {', '.join(h.name for h in hooks)} "
                 "(dmm hooks uninstall removes them)")
+    return 0
+
+
+def _upgrade(ws, no_hooks: bool, as_json: bool) -> int:
+    from dmm.gitrepo import Git
+    from dmm.hooks.install import install, status
+    from dmm.scaffold import upgrade
+
+    result = upgrade(ws)
+    if not no_hooks:
+        missing = [h.name for h in status(Git(ws.root)) if h.state != "installed"]
+        if missing:
+            install(Git(ws.root))
+            result.hooks_installed = missing
+    if as_json:
+        emit_json(result.to_dict())
+        return 0
+    for path in result.rewritten:
+        message(f"rewrote {path}")
+    if not result.rewritten:
+        message("BOOT.md and config.toml are already as this dmm writes them: nothing changed")
+    for key, value, default in result.customised:
+        message(f"kept {key} = {value!r} (this dmm's default is {default!r})")
+    if result.hooks_installed:
+        message(f"installed git hooks: {', '.join(result.hooks_installed)}")
+    if result.rewritten:
+        message("Review with `git diff .dmm/`, then commit.")
     return 0

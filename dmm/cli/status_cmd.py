@@ -22,7 +22,8 @@ def command(ctx: click.Context, as_json: bool) -> int:
     conn, report = open_fresh(ws)
     try:
         counts = read.counts(conn)
-        problems = read.problems(conn)
+        problems = read.problems(conn,
+                                 ephemeral_days=ws.config["store"]["ephemeral_max_days"])
         conflicts = _open_conflicts(conn, ws)
     finally:
         conn.close()

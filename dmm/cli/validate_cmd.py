@@ -26,7 +26,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
     wanted = {ws.memory_relpath(p) for p in paths}
     conn, report = open_fresh(ws)
     try:
-        problems = read.problems(conn)
+        problems = read.problems(conn,
+                                 ephemeral_days=ws.config["store"]["ephemeral_max_days"])
     finally:
         conn.close()
     if wanted:

@@ -190,11 +190,47 @@ def deprecate_cmd(ctx, path, reason, proposed_by, as_json) -> int:
 @command.command("promote")
 @_path
 @click.option("--new-scope", required=True, type=click.Choice(SCOPES), help="The new scope.")
+@click.option("--expires", metavar="keep|drop|YYYY-MM-DD",
+              help="What happens to the memory's expiry date: keep it, drop it or set another. "
+                   "Required when it has one (asked on a terminal).")
 @_reason
 @_by
 @json_option
 @click.pass_context
-def promote_cmd(ctx, path, new_scope, reason, proposed_by, as_json) -> int:
-    """Propose moving a memory to another scope (e.g. ephemeral -> project)."""
+def promote_cmd(ctx, path, new_scope, expires, reason, proposed_by, as_json) -> int:
+    """Propose moving a memory to another scope (e.g. ephemeral -> project).
+
+    An ephemeral note usually has an `expires` date; a memory promoted to a lasting scope
+    should say whether that date still applies, so --expires is required then (on a terminal
+    dmm asks).
+
+    Examples:
+      dmm write promote --path ephemeral/flaky_ci.md --new-scope project --expires drop \
+          --reason "held for five tasks"
+      dmm write promote --path mem_2026_03_14_007 --new-scope global --reason "true everywhere"
+    """
+    if expires is None and new_scope != "ephemeral" and sys.stdin.isatty() and not as_json:
+        expires = _ask_expiry(ctx, path)
     return _submit(ctx, as_json, type="promote", path=path, reason=reason,
-                   new_scope=new_scope, proposed_by=proposed_by)
+                   new_scope=new_scope, expires=expires, proposed_by=proposed_by)
+
+
+def _ask_expiry(ctx: click.Context, path: str) -> str | None:
+    """On a terminal: the memory's expiry date, kept, dropped or changed, as the person says."""
+    from dmm.errors import DmmError
+    from dmm.index.refresh import open_fresh
+    from dmm.lookup import find_memory
+
+    ws = workspace(ctx)
+    conn, _ = open_fresh(ws)
+    try:
+        memory, _ = find_memory(ws, conn, path)
+    except DmmError:
+        return None  # the proposal's precheck says what is wrong with the name
+    finally:
+        conn.close()
+    if memory.expires is None:
+        return None
+    return click.prompt(f"{memory.path} expires on {memory.expires}; in its new scope, keep "
+                        "that date, drop it, or give another (YYYY-MM-DD)", default="drop",
+                        err=True)

@@ -59,9 +59,11 @@ def find(conn: sqlite3.Connection, key: str) -> list[Memory]:
     return memories(conn, "WHERE id = ? OR path = ?", (key, key))
 
 
-def problems(conn: sqlite3.Connection, today: dt.date | None = None) -> list[Problem]:
+def problems(conn: sqlite3.Connection, today: dt.date | None = None, *,
+             ephemeral_days: int = 0) -> list[Problem]:
     """Every problem: per file (kept from the last read), store-wide (duplicate ids) and
-    those of the day (active memories past their `expires`, which queries leave out)."""
+    those of the day: active memories past their `expires` (queries leave them out) and,
+    when ``ephemeral_days`` is set, ephemeral notes older than that with no `expires`."""
     found = [Problem(path, message, field, severity) for path, field, severity, message in
              conn.execute("SELECT path, field, severity, message FROM problems ORDER BY path")]
     today = today or dt.date.today()
@@ -70,6 +72,16 @@ def problems(conn: sqlite3.Connection, today: dt.date | None = None) -> list[Pro
               for path, expires in conn.execute(
                   "SELECT path, expires FROM memories WHERE expires IS NOT NULL AND "
                   "expires < ? AND status = 'active'", (today.isoformat(),))]
+    if ephemeral_days:
+        cutoff = today - dt.timedelta(days=ephemeral_days)
+        found += [Problem(path, f"ephemeral note from {created}, "
+                                f"{(today - dt.date.fromisoformat(created)).days} days old, with "
+                                "no `expires`: promote it if it still holds, else deprecate it",
+                          "created", "warning")
+                  for path, created in conn.execute(
+                      "SELECT path, created FROM memories WHERE scope = 'ephemeral' AND "
+                      "status = 'active' AND expires IS NULL AND created < ?",
+                      (cutoff.isoformat(),))]
     dup_ids = [row[0] for row in conn.execute(
         "SELECT id FROM memories GROUP BY id HAVING count(*) > 1")]
     if dup_ids:

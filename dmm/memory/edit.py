@@ -40,8 +40,9 @@ def yaml_value(value: str | list[str]) -> str:
 _YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
 
 
-def set_field(text: str, key: str, value: str | list[str]) -> str:
-    """``text`` with top-level frontmatter ``key`` set to ``value`` (a string or a list).
+def set_field(text: str, key: str, value: str | list[str] | None) -> str:
+    """``text`` with top-level frontmatter ``key`` set to ``value`` (a string or a list), or
+    removed when ``value`` is None.
 
     Replaces the key's whole entry, block-style continuation lines included (``supersedes:``
     followed by ``- id`` lines), and checks that the result parses with ``key`` holding
@@ -52,6 +53,10 @@ def set_field(text: str, key: str, value: str | list[str]) -> str:
         raise FrontmatterEditError("the file has no frontmatter")
     entry = re.compile(rf"^{re.escape(key)}[ \t]*:[^\n]*(\n(?:[ \t]+[^\n]*|-(?:[ \t][^\n]*)?))*",
                        re.M)
+    if value is None:
+        new_raw = re.sub(entry.pattern + r"\n?", "", raw, count=1, flags=re.M)
+        _check_edit(raw, new_raw, key, value)
+        return f"---\n{new_raw}---\n{body}"
     line = f"{key}: {yaml_value(value)}"
     if entry.search(raw):
         new_raw = entry.sub(lambda _: line, raw, count=1)
@@ -63,13 +68,15 @@ def set_field(text: str, key: str, value: str | list[str]) -> str:
     return f"---\n{new_raw}---\n{body}"
 
 
-def _check_edit(before: str, after: str, key: str, value: str | list[str]) -> None:
+def _check_edit(before: str, after: str, key: str, value: str | list[str] | None) -> None:
     old, new = _mapping(before), _mapping(after)
     if new is None:
         raise FrontmatterEditError(f"setting {key} would leave frontmatter that does not parse")
     expected = [str(v) for v in value] if isinstance(value, list) else value
     got = new.get(key)
     got = [str(v) for v in got] if isinstance(got, list) else None if got is None else str(got)
+    if got != expected and value is None:
+        raise FrontmatterEditError(f"{key} appears more than once: it cannot be removed safely")
     if got != expected:
         raise FrontmatterEditError(f"setting {key} would not read back as {expected!r} "
                                    f"(the frontmatter may repeat the field)")

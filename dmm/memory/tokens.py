@@ -1,4 +1,4 @@
-"""The one token counter: budgets, pack statistics and the 300-800 token quality band use it.
+"""The one token counter: budgets, pack statistics and the quality check's size limits use it.
 
 It imitates the cl100k_base BPE tokenizer without loading its 1.7 MB vocabulary: the text is
 cut with cl100k's own pre-tokenizer pattern (letters, digit triples, punctuation runs,

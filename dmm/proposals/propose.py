@@ -19,7 +19,7 @@ from dmm.memory.model import DEPRECATED_DIR, SCOPES
 from dmm.memory.parse import (FrontmatterError, load_frontmatter, parse_memory,
                               split_frontmatter)
 from dmm.memory.paths import clean_memory_path
-from dmm.memory.tokens import count_tokens
+from dmm.proposals.checks.quality import size_warning
 from dmm.proposals.model import (MEMORY_ROOT, PROPOSAL_PREFIX, TYPES, Proposal,
                                  ProposalResult, new_proposal_id)
 from dmm.proposals.queue import open_proposals
@@ -69,7 +69,8 @@ def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
 
 def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,
              content: str | None = None, patch: str | None = None, new_scope: str | None = None,
-             proposed_by: str = "agent", today: dt.date | None = None) -> ProposalResult:
+             expires: str | None = None, proposed_by: str = "agent",
+             today: dt.date | None = None) -> ProposalResult:
     today = today or dt.date.today()
     git = Git(ws.root)
     checks = _Checks()
@@ -140,6 +141,9 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
             else:
                 new_rel = f"{new_scope}/{rel.split('/', 1)[1]}"
                 new_text = _edited(checks, rel, set_field, current_text, "scope", new_scope)
+                if new_text is not None:
+                    new_text = _promoted_expiry(checks, rel, new_text, new_scope, expires,
+                                                _field(current_text, "expires"))
         if new_rel != rel and (git.path_exists(base, MEMORY_ROOT + new_rel)
                                or (ws.memory_dir / new_rel).exists()):
             checks.errors.append(f"{new_rel} already exists")
@@ -154,12 +158,9 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         if memory is not None:
             memory_id = memory.id
             _check_id_unique(memory.id, rel, conn, open_props, checks)
-            quality = ws.config["quality"]
-            tokens = count_tokens(memory.body)
-            if type in ("create", "update") and not (
-                    quality["min_tokens"] <= tokens <= quality["max_tokens"]):
-                checks.warnings.append(f"the memory has {tokens} tokens; good memories have "
-                                       f"{quality['min_tokens']}-{quality['max_tokens']}")
+            size = size_warning(memory.body, ws.config["quality"])
+            if type in ("create", "update") and size:
+                checks.warnings.append(size)
     if "baseline" in (rel.split("/", 1)[0], new_rel.split("/", 1)[0]):
         checks.warnings.append("this changes a baseline memory: a person must approve it")
     if checks.errors:
@@ -228,6 +229,32 @@ def complete(content: str, rel: str, today: dt.date, taken_ids: set[str],
     except FrontmatterEditError as exc:
         return None, [f"frontmatter: {exc}"]
     return text, []
+
+
+EXPIRY_CHOICES = ("keep it, drop it or get another date: expires = keep, drop or YYYY-MM-DD "
+                  "(dmm write promote --expires)")
+
+
+def _promoted_expiry(checks: _Checks, rel: str, text: str, new_scope: str, expires: str | None,
+                     current: str | None) -> str | None:
+    """A promoted memory's `expires`: an ephemeral note usually carries one, and whether it
+    still applies in the new scope is the proposer's decision, never a silent default."""
+    if expires is None:
+        if current and new_scope != "ephemeral":
+            checks.errors.append(f"{rel} expires on {current}: say whether the promoted memory "
+                                 f"should {EXPIRY_CHOICES}")
+        return text
+    if expires == "keep":
+        return text
+    if expires == "drop":
+        return _edited(checks, rel, set_field, text, "expires", None)
+    try:
+        date = dt.date.fromisoformat(expires)
+    except ValueError:
+        checks.errors.append(f"expires {expires!r} is not a date: a promoted memory can "
+                             f"{EXPIRY_CHOICES}")
+        return None
+    return _edited(checks, rel, set_field, text, "expires", date.isoformat())
 
 
 def _edited(checks: _Checks, rel: str, edit, *args):

@@ -1,4 +1,4 @@
-"""Quality check: size band, one concept, a real title, a rationale for rules (PRD 5.5).
+"""Quality check: a sensible size, one concept, a real title, a rationale for rules.
 
 Whitespace and tag spelling are fixed automatically (the proposal is then "modified").
 """
@@ -28,14 +28,9 @@ def run(ctx: ReviewContext) -> list[Issue]:
         return []  # a resolution edits an existing memory's status or scope, not its substance
     issues = []
     m = ctx.memory
-    low, high = ctx.config["quality"]["min_tokens"], ctx.config["quality"]["max_tokens"]
-    tokens = count_tokens(m.body)
-    if tokens < low:
-        issues.append(Issue(NAME, "warning", f"{tokens} tokens: shorter than the {low}-{high} "
-                            "band; add the context and the reason someone will need"))
-    elif tokens > high:
-        issues.append(Issue(NAME, "warning", f"{tokens} tokens: longer than the {low}-{high} "
-                            "band; split it into memories of one concept each"))
+    size = size_warning(m.body, ctx.config["quality"])
+    if size:
+        issues.append(Issue(NAME, "warning", size))
     headings = len(re.findall(r"^#{2,6} ", m.body, re.M))
     if headings > MAX_HEADINGS or _PARTS.search(m.body):
         issues.append(Issue(NAME, "warning", "looks like several concepts in one file "
@@ -50,6 +45,19 @@ def run(ctx: ReviewContext) -> list[Issue]:
         issues.append(Issue(NAME, "info", "trailing whitespace or tag spelling normalised",
                             auto_fixable=True))
     return issues
+
+
+def size_warning(body: str, quality: dict) -> str | None:
+    """Why a memory's size will hurt, or None. Only the extremes warn: a body too short to say
+    what it applies to and why, or one so long it crowds every pack it enters."""
+    tokens = count_tokens(body)
+    if tokens < quality["min_tokens"]:
+        return (f"{tokens} tokens: too short to carry its context (under "
+                f"{quality['min_tokens']}); say what it applies to and why")
+    if tokens > quality["max_tokens"]:
+        return (f"{tokens} tokens: longer than {quality['max_tokens']}, it crowds a pack; split "
+                "it into memories of one concept each")
+    return None
 
 
 def fix(text: str) -> str:
