@@ -60,7 +60,39 @@ class BusyError(DmmError):
 
 
 class GitError(DmmError):
+    """git failed. Its own words are kept in the message, and a hint always says what to do,
+    from what git said when it is a known cause."""
+
     exit_code = ExitCode.GIT_FAILED
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message, hint or git_hint(message))
+
+
+_GIT_CAUSES = (
+    (("index.lock", ".lock': File exists", "Unable to create"),
+     "another git command is running here, or one that crashed left a .lock file under .git/: "
+     "wait for it, or remove the lock file it names if no git is running, then try again"),
+    (("No space left", "disk quota"), "the disk is full: free some space, then try again"),
+    (("Permission denied", "Read-only file system", "insufficient permission"),
+     "git may not write this repository: check the permissions of .git/, then try again"),
+    (("gpg failed", "failed to sign", "signing failed"),
+     "git could not sign the commit (commit.gpgSign is on): unlock your signing key or agent, "
+     "then try again"),
+    (("bad object", "not a valid object", "corrupt", "unable to read"),
+     "the repository looks damaged: run `git fsck` to see what is wrong"),
+    (("not a git repository",), "run dmm inside a git repository (or pass -C PATH)"),
+)
+
+
+def git_hint(message: str) -> str:
+    """What to do about a git failure, from git's own words."""
+    for needles, hint in _GIT_CAUSES:
+        if any(needle.lower() in message.lower() for needle in needles):
+            return hint
+    return ("git refused what dmm asked of it; `git status` shows the repository's state. Run "
+            "the command again, and if it fails the same way, report it with git's message "
+            "above (DMM_DEBUG=1 shows where it happened)")
 
 
 class IOFailedError(DmmError):

@@ -39,3 +39,8 @@ def _default(value: Any) -> Any:
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
     raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def count(n: int, noun: str) -> str:
+    """``n`` and the noun in the number it needs: "1 day", "3 days"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -172,3 +172,13 @@ def test_docs_point_only_at_what_a_reader_of_this_repository_can_see():
             found += [f"{doc.name}:{number}: {line.strip()}" for pattern in forbidden
                       if re.search(pattern, line, re.IGNORECASE)]
     assert not found, "\n".join(found)
+
+
+def test_every_command_and_subcommand_shows_examples_in_its_help():
+    import re
+
+    reference = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")  # current: see above
+    sections = re.split(r"\n(?=#{3,4} dmm )", reference)[1:]
+    assert len(sections) > 40
+    missing = [s.splitlines()[0] for s in sections if "Example" not in s]
+    assert not missing, missing

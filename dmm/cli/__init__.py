@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import json
 import importlib
-import io
 import os
 import sys
 from pathlib import Path
@@ -84,6 +83,8 @@ def cli(ctx: click.Context, repo: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from dmm.cli.terminal import escape_terminal_output
+
     escape_terminal_output()
     code = _run(argv)
     if code == _CACHE_DAMAGED:
@@ -163,10 +164,12 @@ def _run_command(argv: list[str] | None) -> int:
 
 
 def _error(text: str, hint: str | None = None) -> None:
+    from dmm.cli.terminal import paint
+
     _FAILED.append((text, hint))
-    click.echo(f"error: {text}", err=True)
+    click.echo(f"{paint('error:', fg='red', bold=True, err=True)} {text}", err=True)
     if hint:
-        click.echo(f"hint: {hint}", err=True)
+        click.echo(f"{paint('hint:', fg='cyan', err=True)} {hint}", err=True)
     _say_if_recorded()
 
 
@@ -229,34 +232,3 @@ def _cache_error(exc: Exception, ws) -> int:
     return _CACHE_DAMAGED
 
 
-# --- terminal output ----------------------------------------------------------------------------
-
-# every C0 control but tab and newline, DEL and the C1 controls -> a visible \uXXXX
-_CONTROL = {c: f"\\u{c:04x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20),
-                                          *range(0x7F, 0xA0))}
-
-
-def _escape(text: str) -> str:
-    return text.translate(_CONTROL)
-
-
-class _Escaping(io.TextIOWrapper):
-    """A terminal stream that shows control characters as \\uXXXX: memory text is written by
-    agents and colleagues, and an escape sequence in it could hide words from the person
-    reading (ESC[8m) while an agent still reads them, or rewrite the screen."""
-
-    def write(self, text: str) -> int:
-        return super().write(_escape(text))
-
-
-def escape_terminal_output() -> None:
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        try:
-            if not stream.isatty() or isinstance(stream, _Escaping):
-                continue
-            stream.flush()
-            setattr(sys, name, _Escaping(stream.buffer, encoding=stream.encoding,
-                                         errors=stream.errors, line_buffering=True))
-        except (AttributeError, ValueError, OSError):
-            continue  # not a real file stream (tests, embedding): leave it as it is

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, Callable
 
@@ -54,8 +55,20 @@ def emit_json(data: Any) -> None:
     click.echo(to_json(data), nl=False)
 
 
+_LABEL = re.compile(r"^(\s*)(warning|error|note):")
+_LABEL_COLOURS = {"warning": "yellow", "error": "red", "note": "cyan"}
+
+
 def message(text: str) -> None:
-    """A message for the person at the terminal: always stderr, never mixed with data."""
+    """A message for the person at the terminal: always stderr, never mixed with data; a
+    leading "warning:", "error:" or "note:" in its colour."""
+    label = _LABEL.match(text)
+    if label:
+        from dmm.cli.terminal import paint
+
+        word = label.group(2)
+        text = (label.group(1) + paint(word + ":", fg=_LABEL_COLOURS[word], err=True)
+                + text[label.end():])
     click.echo(text, err=True)
 
 
@@ -81,20 +94,6 @@ def progress_bar(label: str, min_items: int = 200) -> tuple[Callable[[int, int],
             state["bar"].__exit__(None, None, None)
 
     return progress, finish
-
-
-def table(rows: list[tuple], headers: tuple[str, ...]) -> str:
-    """A plain aligned text table (numbers right-aligned), for people reading a terminal."""
-    cells = [tuple(str(c) for c in headers)] + [tuple(str(c) for c in row) for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    numeric = [all(isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
-
-    def line(row: tuple[str, ...]) -> str:
-        return "  ".join(c.rjust(w) if num else c.ljust(w)
-                         for c, w, num in zip(row, widths, numeric)).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(cells[0]), rule] + [line(r) for r in cells[1:]])
 
 
 MAX_INPUT_BYTES = 1_048_576

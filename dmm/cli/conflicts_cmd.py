@@ -7,6 +7,7 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import (emit_json, json_option, message, progress_bar, read_text_input,
                             workspace)
+from dmm.cli.terminal import no_headers_option
 from dmm.conflicts.model import METHODS, STATUSES, TYPES
 from dmm.errors import ExitCode, InvalidInputError, NotFoundError
 from dmm.lookup import memory_ids
@@ -57,7 +58,14 @@ def command() -> None:
 @json_option
 @click.pass_context
 def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
-    """Scan for conflicts and store them (the git hooks run this after memory commits)."""
+    """Scan for conflicts and store them (the git hooks run this after memory commits).
+
+    \b
+    Examples:
+      dmm conflicts scan
+      dmm conflicts scan --full --json
+      dmm conflicts scan --memory project/api/errors.md
+    """
     from dmm.conflicts.service import run_scan
 
     ws, conn = _open(ctx)
@@ -81,10 +89,15 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
     return 0
 
 
-def _line(c) -> str:
-    a, b = c.memories[0], c.memories[1]
-    return (f"{c.conflict_id}  {c.type:<13} {c.confidence:.2f}  {c.status:<10} "
-            f"{a.memory_id} <> {b.memory_id}  {a.title[:40]!r} / {b.title[:40]!r}")
+def _table(found, no_headers: bool = False) -> str:
+    """Conflicts one per row; on a terminal the titles get whatever width is left."""
+    from dmm.cli.terminal import paint_kind, table
+
+    rows = [(c.conflict_id, c.type, c.confidence, c.status,
+             f"{c.memories[0].memory_id} <> {c.memories[1].memory_id}",
+             f"{c.memories[0].title} / {c.memories[1].title}") for c in found]
+    return table(rows, ("conflict", "type", "confidence", "status", "memories", "titles"),
+                 no_headers, colours={1: paint_kind})
 
 
 @command.command("list")
@@ -96,10 +109,18 @@ def _line(c) -> str:
               shell_complete=complete.memories)
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0)
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
+@no_headers_option
 @json_option
 @click.pass_context
-def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:
-    """List conflicts, most confident first (scanning changed memories first)."""
+def list_cmd(ctx, status, type_, memory, min_confidence, limit, no_headers, as_json) -> int:
+    """List conflicts, most confident first (scanning changed memories first).
+
+    \b
+    Examples:
+      dmm conflicts list
+      dmm conflicts list --type duplicate --min-confidence 0.7
+      dmm conflicts list --status all --no-headers
+    """
     from dmm.conflicts.service import conflicts, stats
 
     ws, conn = _open(ctx)
@@ -116,8 +137,7 @@ def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:
     elif not chosen:
         message("No conflicts.")
     else:
-        for c in chosen:
-            click.echo(_line(c))
+        click.echo(_table(chosen, no_headers))
         if total > len(chosen):
             message(f"... and {total - len(chosen)} more (--limit)")
     return 0
@@ -129,7 +149,12 @@ def list_cmd(ctx, status, type_, memory, min_confidence, limit, as_json) -> int:
 @click.pass_context
 def show_cmd(ctx, conflict_id, as_json) -> int:
     """Show one conflict: the evidence, both memories side by side, any decision, and the
-    commands that would resolve it."""
+    commands that would resolve it.
+
+    \b
+    Examples:
+      dmm conflicts show conflict_1a2b3c4d5e6f
+    """
     from dmm.conflicts.service import conflicts, memories_of
 
     ws, conn = _open(ctx)
@@ -144,8 +169,10 @@ def show_cmd(ctx, conflict_id, as_json) -> int:
     if as_json:
         emit_json(c.to_dict())
         return 0
-    click.echo(f"{c.conflict_id}: {c.type} ({c.status}), confidence {c.confidence:.2f}, "
-               f"found by {', '.join(c.methods)}")
+    from dmm.cli.terminal import paint, paint_kind
+
+    click.echo(f"{paint(c.conflict_id, bold=True)}: {paint_kind(c.type)} ({c.status}), "
+               f"confidence {c.confidence:.2f}, found by {', '.join(c.methods)}")
     click.echo(c.description)
     click.echo(f"evidence: {c.evidence}")
     a, b = (texts.get(m.memory_id) for m in c.memories)
@@ -186,7 +213,12 @@ def show_cmd(ctx, conflict_id, as_json) -> int:
 @json_option
 @click.pass_context
 def check_cmd(ctx, memories, as_json) -> int:
-    """Check whether any of these memories conflict (exit 1 if they do)."""
+    """Check whether any of these memories conflict (exit 1 if they do).
+
+    \b
+    Examples:
+      dmm conflicts check --memories mem_2026_01_10_001,project/api/errors.md
+    """
     from dmm.conflicts.service import check
 
     ws, conn = _open(ctx)
@@ -197,8 +229,7 @@ def check_cmd(ctx, memories, as_json) -> int:
     if as_json:
         emit_json({"has_conflicts": bool(found), "conflicts": [c.to_dict() for c in found]})
     elif found:
-        for c in found:
-            click.echo(_line(c))
+        click.echo(_table(found))
     else:
         message("No conflicts among these memories.")
     return ExitCode.PROBLEMS_FOUND if found else ExitCode.OK
@@ -214,7 +245,12 @@ def check_cmd(ctx, memories, as_json) -> int:
 @json_option
 @click.pass_context
 def flag_cmd(ctx, memories, description, type_, as_json) -> int:
-    """Flag a conflict you noticed by hand (committed under .dmm/conflicts/)."""
+    """Flag a conflict you noticed by hand (committed under .dmm/conflicts/).
+
+    \b
+    Examples:
+      dmm conflicts flag --memories project/a.md,project/b.md --description "two retry limits"
+    """
     from dmm.conflicts.service import flag
 
     ws, conn = _open(ctx)
@@ -238,7 +274,12 @@ def flag_cmd(ctx, memories, description, type_, as_json) -> int:
 @click.pass_context
 def dismiss_cmd(ctx, conflict_id, reason, as_json) -> int:
     """Dismiss a conflict as a false positive; the pair is never reported again.
-    (The same as `dmm conflicts resolve CONFLICT_ID --action dismiss`.)"""
+    (The same as `dmm conflicts resolve CONFLICT_ID --action dismiss`.)
+
+    \b
+    Examples:
+      dmm conflicts dismiss conflict_1a2b3c4d5e6f --reason "different services"
+    """
     from dmm.conflicts.resolver import ResolutionRequest
 
     return _resolve_one(ctx, ResolutionRequest(conflict_id, "dismiss", reason), False, as_json)
@@ -248,7 +289,12 @@ def dismiss_cmd(ctx, conflict_id, reason, as_json) -> int:
 @json_option
 @click.pass_context
 def stats_cmd(ctx, as_json) -> int:
-    """Counts of conflicts by type, detection method and status, and the last scans."""
+    """Counts of conflicts by type, detection method and status, and the last scans.
+
+    \b
+    Examples:
+      dmm conflicts stats --json
+    """
     from dmm.conflicts import store
     from dmm.conflicts.service import stats
 
@@ -464,6 +510,10 @@ def undo_cmd(ctx, conflict_id, reason, as_json) -> int:
 
     Refuses when a file the resolution changed has changed since (undoing would lose that
     work): edit those memories by hand instead.
+
+    \b
+    Examples:
+      dmm conflicts undo conflict_1a2b3c4d5e6f --reason "deprecated the wrong one"
     """
     from dmm.conflicts.service import undo
 

@@ -5,18 +5,26 @@ from __future__ import annotations
 import click
 
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, workspace
+from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.terminal import no_headers_option, paint_kind, table
 from dmm.errors import NotFoundError
 
 
 @click.command("history")
 @click.argument("memory", shell_complete=complete.memories)
+@no_headers_option
 @json_option
 @click.pass_context
-def command(ctx, memory, as_json) -> int:
+def command(ctx, memory, no_headers, as_json) -> int:
     """One memory's whole life: every commit that changed it, following moves (promotions,
     deprecations), with the proposal and decision behind each change. MEMORY is an id or a
-    path."""
+    path.
+
+    \b
+    Examples:
+      dmm history mem_2026_03_14_007
+      dmm history project/api/errors.md --json
+    """
     from dmm.audit import history
     from dmm.gitrepo import Git
     from dmm.index import read
@@ -41,7 +49,11 @@ def command(ctx, memory, as_json) -> int:
     if as_json:
         emit_json({"path": path, "history": [e.to_dict() for e in events]})
         return 0
-    for e in events:
-        decided = f" [{e.decision}]" if e.decision else ""
-        click.echo(f"{e.commit[:12]} {e.date[:19]} {e.who:<16} {e.path}  {e.subject}{decided}")
+    if not events:
+        message(f"git has no commit of {path}")
+        return 0
+    click.echo(table([(e.commit[:12], e.date[:16].replace("T", " "), e.who, e.path,
+                       e.decision or "", e.subject) for e in events],
+                     ("commit", "date", "by", "path", "decision", "change"), no_headers,
+                     colours={4: paint_kind}))
     return 0

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from dmm.cli.common import emit_json, json_option, message, table, workspace
+from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.terminal import no_headers_option, table
 
 
 @click.group("hooks")
@@ -17,22 +18,32 @@ def command() -> None:
     blocks or breaks a git command. Existing hooks are kept and run first (renamed
     <hook>.legacy); core.hooksPath is respected. pre-commit framework users: see
     .pre-commit-hooks.yaml in dmm's repository.
+
+    \b
+    Examples:
+      dmm hooks install
+      dmm hooks status
     """
 
 
-def _show(states, as_json: bool) -> None:
+def _show(states, as_json: bool, no_headers: bool = False) -> None:
     if as_json:
         emit_json({"hooks": [s.to_dict() for s in states]})
     else:
         click.echo(table([(s.name, s.state, "yes" if s.legacy else "no", s.path)
-                          for s in states], ("hook", "state", "chained", "path")))
+                          for s in states], ("hook", "state", "chained", "path"), no_headers))
 
 
 @command.command("install")
 @json_option
 @click.pass_context
 def install_cmd(ctx, as_json) -> int:
-    """Install the post-commit, post-merge and post-rewrite shims."""
+    """Install the post-commit, post-merge and post-rewrite shims.
+
+    \b
+    Examples:
+      dmm hooks install
+    """
     from dmm.gitrepo import Git
     from dmm.hooks.install import install
 
@@ -50,7 +61,12 @@ def install_cmd(ctx, as_json) -> int:
 @json_option
 @click.pass_context
 def uninstall_cmd(ctx, as_json) -> int:
-    """Remove dmm's shims and restore the hooks they chained."""
+    """Remove dmm's shims and restore the hooks they chained.
+
+    \b
+    Examples:
+      dmm hooks uninstall
+    """
     from dmm.gitrepo import Git
     from dmm.hooks.install import uninstall
 
@@ -60,15 +76,22 @@ def uninstall_cmd(ctx, as_json) -> int:
 
 
 @command.command("status")
+@no_headers_option
 @json_option
 @click.pass_context
-def status_cmd(ctx, as_json) -> int:
-    """Which hooks are installed, foreign or absent."""
+def status_cmd(ctx, no_headers, as_json) -> int:
+    """Which hooks are installed, foreign or absent.
+
+    \b
+    Examples:
+      dmm hooks status
+      dmm hooks status --json
+    """
     from dmm.gitrepo import Git
     from dmm.hooks.install import status
 
     ws = workspace(ctx)
-    _show(status(Git(ws.root)), as_json)
+    _show(status(Git(ws.root)), as_json, no_headers)
     return 0
 
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
-
 import click
 
-from dmm.cli.common import emit_json, json_option, message, table, workspace
+from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.terminal import no_headers_option, table
 from dmm.memory.model import SCOPES
 from dmm.memory.select import SORTS, Selection
 
@@ -28,7 +26,7 @@ from dmm.memory.select import SORTS, Selection
 @click.option("--sort", type=click.Choice(SORTS), default="path", show_default=True)
 @click.option("--reverse", is_flag=True, help="Largest, newest or last first.")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
-@click.option("--no-headers", is_flag=True, help="Rows only, tab-separated (for scripts).")
+@no_headers_option
 @json_option
 @click.pass_context
 def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reverse, limit,
@@ -61,19 +59,12 @@ def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reve
         return 0
     rows = [(m.id, m.scope, m.status, str(m.created or ""), m.priority, m.tokens, m.title)
             for m in shown]
-    if no_headers:
-        for row in rows:
-            click.echo("\t".join(str(c) for c in row))
-        return 0
-    if not rows:
+    if not rows and not no_headers:
         message("The store holds no memories yet." if empty_store else "No memories match.")
         return 0
-    if sys.stdout.isatty():  # titles fit the terminal; piped output keeps them whole
-        fixed = max(len(r[0]) for r in rows) + 9 + 10 + 12 + 10 + 8 + 12  # the other columns
-        room = max(20, shutil.get_terminal_size().columns - fixed)
-        rows = [(*r[:-1], r[-1] if len(r[-1]) <= room else r[-1][:room - 1] + "…")
-                for r in rows]
-    click.echo(table(rows, ("id", "scope", "status", "created", "priority", "tokens", "title")))
+    if rows:
+        click.echo(table(rows, ("id", "scope", "status", "created", "priority", "tokens",
+                                "title"), no_headers))
     if len(shown) < total:
         message(f"... and {total - len(shown)} more (--limit)")
     return 0

@@ -7,6 +7,7 @@ import click
 from dmm.audit import EVENTS
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.terminal import no_headers_option, paint_kind, table
 
 
 @click.command("log")
@@ -18,9 +19,10 @@ from dmm.cli.common import emit_json, json_option, message, workspace
 @click.option("--decision", type=click.Choice(EVENTS), metavar="EVENT",
               help="Only this event: " + ", ".join(EVENTS) + ".")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
+@no_headers_option
 @json_option
 @click.pass_context
-def command(ctx, path, memory_id, decision, limit, as_json) -> int:
+def command(ctx, path, memory_id, decision, limit, no_headers, as_json) -> int:
     """The audit log: every proposal, decision and conflict resolution, who, when, why and the
     commit, newest first.
 
@@ -47,13 +49,16 @@ def command(ctx, path, memory_id, decision, limit, as_json) -> int:
     if not found:
         message("No dmm events match." if path or memory_id or decision else
                 "No dmm events yet.")
+        return 0
+    rows = []
     for e in found:
         if e.conflict_id and not e.proposal_id:  # a conflict resolution, committed directly
-            what = f"{e.conflict_id}  {', '.join(e.memory_ids)}"
+            what, about = ", ".join(e.memory_ids), e.conflict_id
         else:
-            what = e.path + (f" -> {e.new_path}" if e.new_path and e.new_path != e.path else "")
-            what = f"{e.type:<9} {what}  ({e.proposal_id})"
-        click.echo(f"{e.commit[:12]} {e.date[:19]} {e.event:<10} {what} by {e.who}")
-        if e.reason:
-            click.echo(f"    {e.reason.splitlines()[0]}")
+            moved = f" -> {e.new_path}" if e.new_path and e.new_path != e.path else ""
+            what, about = f"{e.type} {e.path}{moved}", e.proposal_id
+        rows.append((e.commit[:12], e.date[:16].replace("T", " "), e.event, what, about, e.who,
+                     (e.reason or "").strip().split("\n")[0]))
+    click.echo(table(rows, ("commit", "date", "event", "change", "proposal or conflict", "by",
+                            "reason"), no_headers, colours={2: paint_kind}))
     return 0

@@ -18,6 +18,10 @@ def command(ctx: click.Context, as_json: bool) -> int:
     Never needed for correctness (every command refreshes the cache itself, re-reading only
     changed files); use it after upgrading dmm or to time a full build. Deleting .dmm/index/
     is always safe.
+
+    \b
+    Examples:
+      dmm reindex
     """
     from dmm.index.refresh import rebuild
 

@@ -7,6 +7,7 @@ as it is made, so quitting half-way (q, Ctrl-C, Ctrl-D) leaves everything consis
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import textwrap
@@ -15,25 +16,62 @@ from itertools import zip_longest
 import click
 
 from dmm.cli.common import message
+from dmm.cli.terminal import paint, paint_kind
 from dmm.errors import DmmError, ExitCode, InvalidInputError
 
 KEYS = {"a": "keep A (deprecate B)", "b": "keep B (deprecate A)", "m": "merge", "c": "clarify",
         "d": "dismiss", "f": "defer", "s": "skip", "q": "quit"}
 
 
-def _column(memory, width: int) -> list[str]:
-    head = [f"{memory.id} ({memory.scope})", f"{memory.path}",
+def _column(label: str, memory, width: int) -> list[str]:
+    head = [f"{label}: {memory.id} ({memory.scope})", f"{memory.path}",
             f"created {memory.created or '?'}, {memory.confidence}, priority {memory.priority}",
             "", memory.title, ""]
     out = []
-    for line in head + memory.content.splitlines():
+    for line in head:
         out += textwrap.wrap(line, width) or [""]
+    for block in paragraphs(memory.content):
+        out += _wrap(block, width)
     return out
 
 
+_KEEP_LINES = re.compile(r"^\s*([-*+>|#]|\d+[.)]\s|```|\s{4})")
+
+
+def paragraphs(text: str) -> list[str]:
+    """The text's blocks with hard line breaks inside prose joined, so that a narrower column
+    re-wraps whole sentences (a file wrapped at 100 characters, shown in 48, would otherwise
+    leave a word or two on every other line). Lists, headings, quotes, tables and code keep
+    their lines."""
+    blocks: list[str] = []
+    prose: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith("```") or not line.strip() or \
+                _KEEP_LINES.match(line):
+            if prose:
+                blocks.append(" ".join(prose))
+                prose = []
+            blocks.append(line)
+        else:
+            prose.append(line.strip())
+    if prose:
+        blocks.append(" ".join(prose))
+    return blocks
+
+
+def _wrap(block: str, width: int) -> list[str]:
+    indent = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", block).group(0)
+    return textwrap.wrap(block, width, subsequent_indent=" " * len(indent),
+                         drop_whitespace=True) or [""]
+
+
 def side_by_side(a, b, width: int) -> str:
+    """Memory A on the left, B on the right, each labelled, each re-wrapped to its column."""
     col = max(20, (width - 3) // 2)
-    rows = zip_longest(_column(a, col), _column(b, col), fillvalue="")
+    rows = zip_longest(_column("A", a, col), _column("B", b, col), fillvalue="")
     return "\n".join(f"{left.ljust(col)} | {right}".rstrip() for left, right in rows)
 
 
@@ -41,8 +79,8 @@ def _show(step, a, b, index: int, total: int) -> None:
     c = step.conflict
     width = shutil.get_terminal_size((100, 24)).columns
     click.echo("")
-    click.echo(click.style(f"[{index}/{total}] {c.conflict_id}: {c.type}, confidence "
-                           f"{c.confidence:.2f}", bold=True))
+    click.echo(paint(f"[{index}/{total}] {c.conflict_id}: ", bold=True) + paint_kind(c.type)
+               + paint(f", confidence {c.confidence:.2f}", bold=True))
     click.echo(c.description)
     click.echo(f"evidence: {c.evidence}")
     click.echo("")

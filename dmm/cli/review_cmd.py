@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, table, workspace
+from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.terminal import no_headers_option, paint_diff, paint_kind, table
 from dmm.errors import InvalidInputError
 
 
@@ -29,10 +30,18 @@ def command() -> None:
               help="Open ones (pending, deferred, all of them) or decided ones (approved, "
                    "modified, rejected, withdrawn, closed: any decision).")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=100, show_default=True)
+@no_headers_option
 @json_option
 @click.pass_context
-def list_cmd(ctx, status, limit, as_json) -> int:
-    """List open proposals, oldest first; with a decided --status, closed ones, newest first."""
+def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
+    """List open proposals, oldest first; with a decided --status, closed ones, newest first.
+
+    \b
+    Examples:
+      dmm review list
+      dmm review list --status rejected
+      dmm review list --no-headers | cut -f1
+    """
     from dmm.gitrepo import Git
     from dmm.proposals.queue import CLOSED, closed_proposals, open_proposals
 
@@ -46,7 +55,8 @@ def list_cmd(ctx, status, limit, as_json) -> int:
         else:
             click.echo(table([(p["proposal_id"], p["type"], p["new_path"], p["status"],
                                p["decided_by"], p["decided_at"][:16]) for p in closed[:limit]],
-                             ("id", "type", "path", "status", "by", "decided")))
+                             ("id", "type", "path", "status", "by", "decided"), no_headers,
+                             fit=2, colours={3: paint_kind}))
         return 0
     props = [p for p in open_proposals(Git(ws.root)) if status in ("all", p.status)]
     shown = props[:limit]
@@ -57,7 +67,8 @@ def list_cmd(ctx, status, limit, as_json) -> int:
     else:
         click.echo(table([(p.proposal_id, p.type, p.new_path, p.status, p.proposed_by,
                            p.proposed_at[:16]) for p in shown],
-                         ("id", "type", "path", "status", "by", "proposed")))
+                         ("id", "type", "path", "status", "by", "proposed"), no_headers,
+                         fit=2, colours={3: paint_kind}))
     return 0
 
 
@@ -66,7 +77,12 @@ def list_cmd(ctx, status, limit, as_json) -> int:
 @json_option
 @click.pass_context
 def show_cmd(ctx, proposal_id, as_json) -> int:
-    """Show one proposal: who, why, and its diff (a decided one too, with its decision)."""
+    """Show one proposal: who, why, and its diff (a decided one too, with its decision).
+
+    \b
+    Examples:
+      dmm review show prop_20260111_143052_a1b2
+    """
     from dmm.gitrepo import Git
     from dmm.proposals.decide import not_open
     from dmm.proposals.queue import load
@@ -90,7 +106,7 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
         click.echo(f"by:       {proposal.proposed_by} at {proposal.proposed_at}")
         click.echo(f"branch:   dmm/proposals/{proposal.proposal_id} ({proposal.commit[:12]})")
         click.echo(f"reason:   {proposal.reason}\n")
-        click.echo(diff, nl=False)
+        click.echo(paint_diff(diff), nl=False)
     return 0
 
 
@@ -112,7 +128,7 @@ def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
     click.echo(f"by:       {record['proposed_by']} at {record['proposed_at']}")
     click.echo(f"reason:   {record['proposal_reason']}")
     click.echo(f"decision: {record['reason']}\n")
-    click.echo(diff, nl=False)
+    click.echo(paint_diff(diff), nl=False)
     return True
 
 
@@ -148,6 +164,11 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
     Approved and modified proposals are merged into the checked-out branch; rejected ones are
     closed with a record on dmm/audit; deferred ones stay open for a person. Exits 1 when a
     proposal was rejected, so a script or CI job notices.
+
+    \b
+    Examples:
+      dmm review process prop_20260111_143052_a1b2
+      dmm review process --all --json
     """
     from dmm.proposals.review import process, process_pending
 
@@ -181,7 +202,12 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
 @json_option
 @click.pass_context
 def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, as_json) -> int:
-    """Approve a proposal as a person: merge it into the checked-out branch."""
+    """Approve a proposal as a person: merge it into the checked-out branch.
+
+    \b
+    Examples:
+      dmm review approve prop_20260111_143052_a1b2 --reason "agreed in standup"
+    """
     from dmm.gitrepo import Git
     from dmm.proposals.review import approve_as_person
 
@@ -219,7 +245,12 @@ def _close(ctx, proposal_id: str, decision: str, reason: str, as_json: bool) -> 
 @json_option
 @click.pass_context
 def reject_cmd(ctx, proposal_id, reason, as_json) -> int:
-    """Reject a proposal: its branch is closed, a record stays on dmm/audit."""
+    """Reject a proposal: its branch is closed, a record stays on dmm/audit.
+
+    \b
+    Examples:
+      dmm review reject prop_20260111_143052_a1b2 --reason "we keep two spaces"
+    """
     return _close(ctx, proposal_id, "rejected", reason, as_json)
 
 
@@ -229,7 +260,12 @@ def reject_cmd(ctx, proposal_id, reason, as_json) -> int:
 @json_option
 @click.pass_context
 def defer_cmd(ctx, proposal_id, reason, as_json) -> int:
-    """Defer a proposal to a person: recorded on dmm/audit, the branch stays open."""
+    """Defer a proposal to a person: recorded on dmm/audit, the branch stays open.
+
+    \b
+    Examples:
+      dmm review defer prop_20260111_143052_a1b2 --reason "ask the API owners"
+    """
     return _close(ctx, proposal_id, "deferred", reason, as_json)
 
 
@@ -239,7 +275,12 @@ def defer_cmd(ctx, proposal_id, reason, as_json) -> int:
 @json_option
 @click.pass_context
 def withdraw_cmd(ctx, proposal_id, reason, as_json) -> int:
-    """Withdraw your own proposal: closed like a rejection, recorded on dmm/audit."""
+    """Withdraw your own proposal: closed like a rejection, recorded on dmm/audit.
+
+    \b
+    Examples:
+      dmm review withdraw prop_20260111_143052_a1b2 --reason "proposed the wrong file"
+    """
     return _close(ctx, proposal_id, "withdrawn", reason, as_json)
 
 
@@ -247,7 +288,13 @@ def withdraw_cmd(ctx, proposal_id, reason, as_json) -> int:
 @json_option
 @click.pass_context
 def stats_cmd(ctx, as_json) -> int:
-    """Counts of open proposals and of past decisions."""
+    """Counts of open proposals and of past decisions.
+
+    \b
+    Examples:
+      dmm review stats
+      dmm review stats --json
+    """
     from dmm.gitrepo import Git
     from dmm.proposals.queue import stats
 

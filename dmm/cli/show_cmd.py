@@ -16,6 +16,11 @@ def command(ctx: click.Context, memory: str, as_json: bool) -> int:
     """Print one memory, named by its id (mem_2026_03_14_007) or its path.
 
     A path may be relative to .dmm/memory/, to the repository root or to the current folder.
+
+    \b
+    Examples:
+      dmm show mem_2026_03_14_007
+      dmm show project/api/errors.md --json
     """
     from dmm.index.refresh import open_fresh
     from dmm.lookup import find_memory, memory_record

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from dmm.cli.common import emit_json, json_option, table, workspace
+from dmm.cli.common import emit_json, json_option, workspace
+from dmm.cli.terminal import table
 from dmm.memory.model import SCOPES
 
 MAX_PROBLEMS_SHOWN = 10
@@ -14,7 +15,13 @@ MAX_PROBLEMS_SHOWN = 10
 @json_option
 @click.pass_context
 def command(ctx: click.Context, as_json: bool) -> int:
-    """Show what the memory store holds: memories by scope and status, the cache, problems."""
+    """Show what the memory store holds: memories by scope and status, the cache, problems.
+
+    \b
+    Examples:
+      dmm status
+      dmm status --json
+    """
     from dmm.index import read
     from dmm.index.refresh import open_fresh
 

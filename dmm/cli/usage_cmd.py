@@ -5,8 +5,10 @@ from __future__ import annotations
 import click
 
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, table, workspace
+from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.terminal import no_headers_option, table
 from dmm.errors import NotFoundError
+from dmm.render import count
 
 
 @click.group("usage")
@@ -23,10 +25,11 @@ def command() -> None:
     """
 
 
-def _rows(stats: list[dict]) -> str:
+def _rows(stats: list[dict], no_headers: bool = False) -> str:
     return table([(s["path"], s["total_retrievals"], s["total_inclusions"],
-                   f"{s['avg_relevance_score']:.2f}", (s["last_retrieved_at"] or "never")[:16])
-                  for s in stats], ("path", "retrievals", "inclusions", "avg relevance", "last"))
+                   float(s["avg_relevance_score"]), (s["last_retrieved_at"] or "never")[:16])
+                  for s in stats], ("path", "retrievals", "inclusions", "avg relevance", "last"),
+                 no_headers, fit=0)
 
 
 @command.command("show")
@@ -35,7 +38,12 @@ def _rows(stats: list[dict]) -> str:
 @click.pass_context
 def show_cmd(ctx, memory_id, as_json) -> int:
     """Usage statistics of one memory. MEMORY is an id or a path (a memory removed since is
-    named by its id)."""
+    named by its id).
+
+    \b
+    Examples:
+      dmm usage show mem_2026_03_14_007
+    """
     from dmm.usage.log import memory_stats
 
     ws = workspace(ctx)
@@ -60,10 +68,16 @@ def show_cmd(ctx, memory_id, as_json) -> int:
 
 @command.command("top")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
+@no_headers_option
 @json_option
 @click.pass_context
-def top_cmd(ctx, limit, as_json) -> int:
-    """The most retrieved memories (candidates for promotion)."""
+def top_cmd(ctx, limit, no_headers, as_json) -> int:
+    """The most retrieved memories (candidates for promotion).
+
+    \b
+    Examples:
+      dmm usage top --limit 10
+    """
     from dmm.usage.log import memory_stats
 
     ws = workspace(ctx)
@@ -72,7 +86,7 @@ def top_cmd(ctx, limit, as_json) -> int:
     if as_json:
         emit_json({"memories": stats, "total": len(stats)})
     elif stats:
-        click.echo(_rows(stats))
+        click.echo(_rows(stats, no_headers))
     else:
         message("No queries logged yet.")
     return 0
@@ -82,10 +96,16 @@ def top_cmd(ctx, limit, as_json) -> int:
 @click.option("--days", type=click.IntRange(min=0, max=100_000), default=30, show_default=True,
               help="Not returned by any query in this many days (or never).")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
+@no_headers_option
 @json_option
 @click.pass_context
-def stale_cmd(ctx, days, limit, as_json) -> int:
-    """Active memories no query has returned lately (candidates for deprecation)."""
+def stale_cmd(ctx, days, limit, no_headers, as_json) -> int:
+    """Active memories no query has returned lately (candidates for deprecation).
+
+    \b
+    Examples:
+      dmm usage stale --days 90
+    """
     from dmm.index.refresh import open_fresh
     from dmm.usage.log import memory_stats
 
@@ -109,19 +129,26 @@ def stale_cmd(ctx, days, limit, as_json) -> int:
     if as_json:
         emit_json({"memories": stale, "total": len(stale), "days": days})
     elif stale:
-        click.echo(_rows(stale))
+        click.echo(_rows(stale, no_headers))
     else:
-        message(f"Every active memory was returned by a query in the last {days} days.")
+        message(f"Every active memory was returned by a query in the last {count(days, 'day')}.")
     return 0
 
 
 @command.command("queries")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
 @click.option("--after", help="Only queries after this time (ISO 8601, e.g. 2026-11-01).")
+@no_headers_option
 @json_option
 @click.pass_context
-def queries_cmd(ctx, limit, after, as_json) -> int:
-    """The most recent queries."""
+def queries_cmd(ctx, limit, after, no_headers, as_json) -> int:
+    """The most recent queries.
+
+    \b
+    Examples:
+      dmm usage queries --after 2026-11-01
+      dmm usage queries --no-headers
+    """
     from dmm.usage.log import queries
 
     ws = workspace(ctx)
@@ -130,8 +157,8 @@ def queries_cmd(ctx, limit, after, as_json) -> int:
         emit_json({"queries": rows, "total": len(rows)})
     elif rows:
         click.echo(table([(r["timestamp"][:19], r["retrieved_count"], r["tokens_used"],
-                           r["duration_ms"], r["query_text"][:60]) for r in rows],
-                         ("when", "retrieved", "tokens", "ms", "query")))
+                           r["duration_ms"], r["query_text"]) for r in rows],
+                         ("when", "retrieved", "tokens", "ms", "query"), no_headers))
     else:
         message("No queries logged yet.")
     return 0

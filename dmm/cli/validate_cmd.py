@@ -18,6 +18,12 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
 
     Exits 0 when the store is valid, 1 when a problem must be fixed: malformed YAML, missing or
     wrong fields, a scope that does not match its folder, duplicate ids, unreadable files.
+
+    \b
+    Examples:
+      dmm validate
+      dmm validate project/billing --strict
+      dmm validate --json
     """
     from dmm.index import read
     from dmm.index.refresh import open_fresh

@@ -168,7 +168,13 @@ def _edited(text: str) -> str:
 @click.pass_context
 def update_cmd(ctx, path, reason, content, file, patch, patch_file, proposed_by,
                as_json) -> int:
-    """Propose new content for an existing memory (whole, or as a diff)."""
+    """Propose new content for an existing memory (whole, or as a diff).
+
+    \b
+    Examples:
+      dmm write update --path project/api/errors.md --reason "now RFC 9457" --file errors.md
+      dmm write update --path mem_2026_03_14_007 --reason "typo" --patch-file fix.diff
+    """
     patch = _patch(patch, patch_file)
     text = None if patch else _read_content(content, file)
     return _submit(ctx, as_json, type="update", path=path, reason=reason, content=text,
@@ -182,7 +188,12 @@ def update_cmd(ctx, path, reason, content, file, patch, patch_file, proposed_by,
 @json_option
 @click.pass_context
 def deprecate_cmd(ctx, path, reason, proposed_by, as_json) -> int:
-    """Propose retiring a memory: status deprecated, moved to deprecated/, history kept."""
+    """Propose retiring a memory: status deprecated, moved to deprecated/, history kept.
+
+    \b
+    Examples:
+      dmm write deprecate --path project/old_rule.md --reason "replaced by project/new_rule.md"
+    """
     return _submit(ctx, as_json, type="deprecate", path=path, reason=reason,
                    proposed_by=proposed_by)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from dmm.conflicts.model import Conflict
 from dmm.memory.model import SCOPES, Memory
+from dmm.render import count
 
 TRUST = {"experimental": 0, "active": 1, "stable": 2}
 
@@ -83,18 +84,18 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
         gap = cfg["auto_priority_gap"]
         if dated and days >= cfg["auto_age_days"]:
             if clearly_more_trusted(older, newer, gap):
-                return ask(f"contradiction: {newer.id} is {days} days newer, but {older.id} "
+                return ask(f"contradiction: {newer.id} is {count(days, 'day')} newer, but {older.id} "
                            f"has higher confidence/priority ({older.confidence}, "
                            f"{older.priority} vs {newer.confidence}, {newer.priority})",
                            f"keep {newer.id} if the rule changed, or merge them")
-            return keep(newer, f"contradiction: {newer.id} ({newer.created}) is {days} days "
-                               f"newer than {older.id}")
+            return keep(newer, f"contradiction: {newer.id} ({newer.created}) is "
+                               f"{count(days, 'day')} newer than {older.id}")
         for x, y in ((a, b), (b, a)):
             if clearly_more_trusted(x, y, gap):
                 return keep(x, f"contradiction: {x.id} ({x.confidence}, priority {x.priority}) "
                                f"is clearly more trusted than {y.id} ({y.confidence}, "
                                f"priority {y.priority})")
-        when = f"{days} days apart" if dated else "undated"
+        when = f"{count(days, 'day')} apart" if dated else "undated"
         return ask(f"contradiction between memories {when} with similar confidence: a "
                    "person decides", f"keep {newer.id} (newer)" if dated else "")
     broader = min((a, b), key=lambda m: SCOPES.index(m.scope) if m.scope in SCOPES else 9)

@@ -159,11 +159,28 @@ def newest(a: Memory, b: Memory) -> Memory:
     return max((a, b), key=lambda m: (m.created or dt.date.min, m.id))
 
 
+SLUG_CHARS = 40
+
+
+def slug(title: str) -> str:
+    """A short, readable file name for a title: its words without the little ones, whole
+    words up to 40 characters ("Upload size ceiling of the gateway" -> upload_size_ceiling_gateway)."""
+    from dmm.text.analyze import STOPWORDS
+
+    words = re.findall(r"[a-z0-9]+", title.lower())
+    out = ""
+    for word in [w for w in words if w not in STOPWORDS] or words:
+        if out and len(out) + 1 + len(word) > SLUG_CHARS:
+            break
+        out = f"{out}_{word}" if out else word
+    return out[:SLUG_CHARS] or "merged"
+
+
 def merged_path(title: str, scope: str, near: Memory, taken: set[str]) -> str:
     """A free path for a merged memory: in ``scope``, beside ``near``, named after the title."""
-    slug = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")[:60].rstrip("_") or "merged"
+    name = slug(title)
     folders = near.path.split("/")[1:-1]
-    stem = "/".join([scope, *folders, slug])
+    stem = "/".join([scope, *folders, name])
     candidate, n = f"{stem}.md", 2
     while candidate in taken:
         candidate, n = f"{stem}_{n}.md", n + 1

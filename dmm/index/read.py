@@ -8,6 +8,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from dmm.memory import Memory, Problem
+from dmm.render import count
 
 if TYPE_CHECKING:
     from dmm.memory.select import Selection
@@ -75,8 +76,9 @@ def problems(conn: sqlite3.Connection, today: dt.date | None = None, *,
     if ephemeral_days:
         cutoff = today - dt.timedelta(days=ephemeral_days)
         found += [Problem(path, f"ephemeral note from {created}, "
-                                f"{(today - dt.date.fromisoformat(created)).days} days old, with "
-                                "no `expires`: promote it if it still holds, else deprecate it",
+                                f"{count((today - dt.date.fromisoformat(created)).days, 'day')} "
+                                "old, with no `expires`: promote it if it still holds, else "
+                                "deprecate it",
                           "created", "warning")
                   for path, created in conn.execute(
                       "SELECT path, created FROM memories WHERE scope = 'ephemeral' AND "

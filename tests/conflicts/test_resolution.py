@@ -129,7 +129,7 @@ def test_merge_with_a_body_builds_a_memory_that_supersedes_both(store):
                      "--reason", "one memory for one limit")
     new_id = result["memories_created"][0]
     assert sorted(result["memories_deprecated"]) == sorted([OLD_LIMIT, NEW_LIMIT])
-    path = store.memory / "project/upload_ceiling_of_the_public_gateway.md"
+    path = store.memory / "project/upload_ceiling_public_gateway.md"
     meta = frontmatter(path)
     assert f"id: {new_id}" in meta and "scope: project" in meta
     assert f"supersedes: [{OLD_LIMIT}, {NEW_LIMIT}]" in meta and "tags: [uploads, limits]" in meta

@@ -86,7 +86,7 @@ def test_merge_opens_the_editor_and_eof_quits(store, tmp_path):
     child.expect("stopped: 1 resolved")
     child.expect(pexpect.EOF)
     child.close()
-    merged = [p for p in store.memory.rglob("one_merged_rule.md")]
+    merged = [p for p in store.memory.rglob("merged_rule.md")]
     assert len(merged) == 1 and "Written in the editor" in merged[0].read_text()
     resolved = conflicts(store, "--status", "resolved")[frozenset(pair)]
     assert resolved["decision"]["action"] == "merge"
