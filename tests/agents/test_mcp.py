@@ -73,6 +73,9 @@ def test_every_tool_does_its_job_on_a_real_repository(store):
             "content": DRAFT}))
         out["status"] = data(await client.call_tool(
             "proposal_status", {"proposal_id": out["propose"]["proposal_id"]}))
+        out["promote"] = data(await client.call_tool("memory_propose", {
+            "type": "promote", "path": "project/limit_old.md", "new_scope": "global",
+            "reason": "true for every service", "expires": "2031-01-31"}))
         out["flag"] = data(await client.call_tool("conflict_flag", {
             "memory_ids": ["mem_2025_02_01_001", "mem_2025_05_06_001"],
             "description": "the job queue note and the node note disagree on the runtime"}))
@@ -102,6 +105,10 @@ def test_every_tool_does_its_job_on_a_real_repository(store):
     assert git(store.root, "rev-parse", "--verify", branch).strip() == proposal["commit"]
     assert "Dmm-Proposed-By: agent" in git(store.root, "log", "-1", "--format=%B", branch)
     assert out["status"]["open"] and out["status"]["status"] == "pending"
+    promoted = out["promote"]  # an agent can say what becomes of an expiry date too
+    assert promoted["success"], promoted
+    assert "expires: 2031-01-31" in git(store.root, "show", f"dmm/proposals/"
+                                        f"{promoted['proposal_id']}:.dmm/memory/global/limit_old.md")
     assert not (store.memory / "project" / "gateway_ceiling.md").exists()  # nothing landed
     record = store.root / ".dmm" / "conflicts" / f"{out['flag']['conflict_id']}.json"
     assert json.loads(record.read_text())["status"] == "flagged"
