@@ -47,6 +47,16 @@ def listed(repo):
     return repo
 
 
+def propose(repo) -> str:
+    """An open proposal (a new memory), by its id."""
+    proc = repo.dmm("write", "propose", "--path", "project/new.md", "--reason", "r", "--title",
+                    "Deploys happen on weekdays only", "--tags", "deploy", "--json",
+                    input="Deploys happen Monday to Thursday, because nobody is on call on "
+                          "Fridays.\n")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["proposal_id"]
+
+
 def test_tables_have_a_header_fit_the_terminal_and_keep_cells_whole_when_piped(listed):
     piped = listed.dmm("list").stdout.splitlines()
     assert piped[0].split() == ["id", "scope", "status", "created", "priority", "tokens",
@@ -67,10 +77,7 @@ def test_tables_have_a_header_fit_the_terminal_and_keep_cells_whole_when_piped(l
     ("review", "list", "--status", "all"),
 ])
 def test_no_headers_gives_tab_separated_rows_for_scripts(listed, args):
-    listed.dmm("write", "propose", "--path", "project/new.md", "--reason", "r",
-               "--title", "Deploys happen on weekdays only", "--tags", "deploy",
-               input="Deploys happen Monday to Thursday, because nobody is on call on "
-                     "Fridays.\n")
+    propose(listed)
     with_headers = listed.dmm(*args).stdout.splitlines()
     rows = listed.dmm(*args, "--no-headers").stdout.splitlines()
     assert rows and len(rows) == len(with_headers) - 2  # no header, no rule
@@ -109,11 +116,7 @@ def test_memory_text_cannot_drive_the_terminal_even_with_colour_on(repo):
 
 
 def test_review_show_colours_the_diff(listed):
-    pid = json.loads(listed.dmm("write", "propose", "--path", "project/new.md", "--reason", "r",
-                                "--title", "Deploys happen on weekdays only", "--tags",
-                                "deploy", "--json",
-                                input="Deploys happen Monday to Thursday, because nobody is "
-                                      "on call on Fridays.\n").stdout)["proposal_id"]
+    pid = propose(listed)
     shown = on_terminal(listed, "review", "show", pid, columns=120)
     assert "\x1b[32m+# Deploys happen on weekdays only" in shown
 
@@ -168,11 +171,7 @@ def test_side_by_side_labels_the_columns_and_rewraps_whole_paragraphs():
 
 
 def test_a_git_failure_says_what_to_do(listed):
-    pid = json.loads(listed.dmm("write", "propose", "--path", "project/new.md", "--reason", "r",
-                                "--title", "Deploys happen on weekdays only", "--tags",
-                                "deploy", "--json",
-                                input="Deploys happen Monday to Thursday, because nobody is "
-                                      "on call on Fridays.\n").stdout)["proposal_id"]
+    pid = propose(listed)
     lock = listed.root / ".git" / "index.lock"
     lock.write_text("")
     try:
