@@ -182,3 +182,5 @@ def test_every_command_and_subcommand_shows_examples_in_its_help():
     assert len(sections) > 40
     missing = [s.splitlines()[0] for s in sections if "Example" not in s]
     assert not missing, missing
+    reflowed = re.findall(r"^.*Examples?:[ \t]+\S.*$", reference, re.M)  # one per line, as typed
+    assert not reflowed, reflowed

@@ -29,27 +29,18 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
     as written, and it refuses while either file has uncommitted changes. Review the result
     with git diff and commit it.
 
+    \b
     Examples:
       dmm init
       dmm init --upgrade && git diff .dmm/
     """
-    from dmm.gitrepo import Git
-    from dmm.hooks.install import HooksInWorkTreeError, install, status
     from dmm.scaffold import init
 
     ws = workspace(ctx, require_init=False)
     if upgrade:
         return _upgrade(ws, no_hooks, as_json)
     result = init(ws)
-    hooks = [] if no_hooks else [h for h in status(Git(ws.root)) if h.state != "installed"]
-    if hooks:
-        try:
-            install(Git(ws.root))
-            result.hooks_installed = [h.name for h in hooks]
-        except HooksInWorkTreeError as exc:
-            hooks = []
-            message(f"hooks not installed: {exc.message}")
-            message(f"hint: {exc.hint}")
+    hooks = result.hooks_installed = [] if no_hooks else _install_hooks(ws)
     # a teammate's clone has the store but not the gitignored cache folder nor the hooks
     store_files = [p for p in result.created if not p.startswith(".dmm/index/")]
     if as_json:
@@ -66,22 +57,33 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
     elif not hooks:
         message(f"dmm is already initialised in {ws.root / '.dmm'}: nothing changed")
     if hooks and not as_json:
-        message(f"installed git hooks: {', '.join(h.name for h in hooks)} "
-                "(dmm hooks uninstall removes them)")
+        message(f"installed git hooks: {', '.join(hooks)} (dmm hooks uninstall removes them)")
     return 0
 
 
-def _upgrade(ws, no_hooks: bool, as_json: bool) -> int:
+def _install_hooks(ws) -> list[str]:
+    """Install the hooks this clone lacks (hooks are per clone); their names. A repository
+    whose hooks live in the work tree is told why none were installed."""
     from dmm.gitrepo import Git
-    from dmm.hooks.install import install, status
+    from dmm.hooks.install import HooksInWorkTreeError, install, status
+
+    missing = [h.name for h in status(Git(ws.root)) if h.state != "installed"]
+    if not missing:
+        return []
+    try:
+        install(Git(ws.root))
+    except HooksInWorkTreeError as exc:
+        message(f"hooks not installed: {exc.message}")
+        message(f"hint: {exc.hint}")
+        return []
+    return missing
+
+
+def _upgrade(ws, no_hooks: bool, as_json: bool) -> int:
     from dmm.scaffold import upgrade
 
     result = upgrade(ws)
-    if not no_hooks:
-        missing = [h.name for h in status(Git(ws.root)) if h.state != "installed"]
-        if missing:
-            install(Git(ws.root))
-            result.hooks_installed = missing
+    result.hooks_installed = [] if no_hooks else _install_hooks(ws)
     if as_json:
         emit_json(result.to_dict())
         return 0

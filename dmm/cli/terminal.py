@@ -69,14 +69,13 @@ def paint(text: str, fg: str | None = None, bold: bool | None = None, dim: bool 
 # colours of things that recur: conflict types, decisions, diff lines
 KIND_COLOURS = {"contradictory": "red", "stale": "magenta", "supersession": "cyan",
                 "duplicate": "yellow", "scope_overlap": "blue",
-                "approved": "green", "modified": "green", "rejected": "red",
+                "approved": "green", "modified": "green", "resolved": "green", "rejected": "red",
                 "withdrawn": "yellow", "deferred": "yellow", "proposed": "cyan"}
 
 
 def paint_kind(text: str) -> str:
-    """A conflict type or a decision in its colour (the first word decides: "resolved:merge")."""
-    key = text.split(":", 1)[0] if text.startswith(("resolved", "dismissed")) else text
-    return paint(text, fg=KIND_COLOURS.get(key, "green" if key == "resolved" else None))
+    """A conflict type or a decision in its colour ("resolved:merge" as "resolved")."""
+    return paint(text, fg=KIND_COLOURS.get(text.split(":", 1)[0]))
 
 
 def paint_diff(diff: str) -> str:
@@ -145,9 +144,9 @@ def _cell(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-def _cut(text: object, room: int) -> object:
-    text_s = str(text)
-    return text_s if len(text_s) <= room else text_s[:room - 1] + "…"
+def _cut(cell: object, room: int) -> str:
+    text = str(cell)
+    return text if len(text) <= room else text[:room - 1] + "…"
 
 
 def _painted(text: str, rows: list[tuple], colours: dict[int, object]) -> str:

@@ -215,9 +215,9 @@ def promote_cmd(ctx, path, new_scope, expires, reason, proposed_by, as_json) -> 
     should say whether that date still applies, so --expires is required then (on a terminal
     dmm asks).
 
+    \b
     Examples:
-      dmm write promote --path ephemeral/flaky_ci.md --new-scope project --expires drop \
-          --reason "held for five tasks"
+      dmm write promote --path ephemeral/flaky.md --new-scope project --expires drop --reason "held"
       dmm write promote --path mem_2026_03_14_007 --new-scope global --reason "true everywhere"
     """
     if expires is None and new_scope != "ephemeral" and sys.stdin.isatty() and not as_json:
