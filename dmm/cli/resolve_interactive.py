@@ -64,8 +64,7 @@ def paragraphs(text: str) -> list[str]:
 
 def _wrap(block: str, width: int) -> list[str]:
     indent = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", block).group(0)
-    return textwrap.wrap(block, width, subsequent_indent=" " * len(indent),
-                         drop_whitespace=True) or [""]
+    return textwrap.wrap(block, width, subsequent_indent=" " * len(indent)) or [""]
 
 
 def side_by_side(a, b, width: int) -> str:
