@@ -58,16 +58,22 @@ def memory_id(ws: Workspace, key: str) -> str:
 
 def listing(ws: Workspace, *, scope: str | None = None, tag: str | None = None,
             status: str | None = None, path_prefix: str | None = None,
-            limit: int = 100) -> dict:
-    """The memories of the store without their text, filtered."""
+            older_than: int | None = None, newer_than: int | None = None, sort: str = "path",
+            reverse: bool = False, limit: int = 100) -> dict:
+    """The memories of the store without their text, chosen and ordered as `dmm list` does."""
     from dmm.index import read
     from dmm.lookup import memory_record
-    from dmm.memory.select import Selection
+    from dmm.memory.select import SORTS, Selection
 
     if not 1 <= limit <= 1000:
         raise InvalidInputError("limit must be between 1 and 1000")
+    if sort not in SORTS:
+        raise InvalidInputError(f"sort must be one of {', '.join(SORTS)}")
+    if any(days is not None and days < 0 for days in (older_than, newer_than)):
+        raise InvalidInputError("older_than and newer_than are days: 0 or more")
     chosen = Selection(scopes=[scope] if scope else [], tags=[tag] if tag else [],
-                       status=status or "all", under=path_prefix or "")
+                       status=status or "all", under=path_prefix or "", older_than=older_than,
+                       newer_than=newer_than, sort=sort, reverse=reverse)
     with _cache(ws) as conn:
         found, total = read.listing(conn, chosen, limit)
     return {"memories": [memory_record(m, content=False) for m in found], "total": total}
@@ -94,13 +100,17 @@ def proposal_status(ws: Workspace, proposal_id: str) -> dict:
 
 
 def proposals(ws: Workspace, *, status: str = "all", limit: int = 100, offset: int = 0) -> dict:
-    """Open proposals, oldest first, with the queue's counts (`dmm review list --json`)."""
-    from dmm.proposals.queue import open_proposals, stats
+    """Open proposals, oldest first (status pending, deferred or all), or decided ones, newest
+    first (approved, modified, rejected, withdrawn or closed: any), with the queue's counts
+    (`dmm review list --json`)."""
+    from dmm.proposals.queue import CLOSED, closed_with, open_proposals, stats
 
     git = Git(ws.root)
-    found = [p for p in open_proposals(git) if status in ("all", p.status)]
-    return {"proposals": [p.to_dict() for p in found[offset:offset + limit]],
-            "total": len(found), "stats": stats(git)}
+    if status in (*CLOSED, "closed"):
+        found = closed_with(git, status)
+    else:
+        found = [p.to_dict() for p in open_proposals(git) if status in ("all", p.status)]
+    return {"proposals": found[offset:offset + limit], "total": len(found), "stats": stats(git)}
 
 
 def review_queue(ws: Workspace) -> dict:

@@ -100,6 +100,10 @@ class MemoriesParams(Model):
     tag: str | None = None
     status: Literal["active", "deprecated"] | None = None
     path_prefix: str | None = None
+    older_than: int | None = Field(None, ge=0, description="days since `created`")
+    newer_than: int | None = Field(None, ge=0, description="days since `created`")
+    sort: Literal["path", "id", "created", "priority", "tokens", "title", "scope"] = "path"
+    reverse: bool = False
     limit: int = Field(100, ge=1, le=1000)
 
 
@@ -118,7 +122,8 @@ class ProposeBody(Model):
 
 
 class ProposalsParams(Model):
-    status: Literal["pending", "deferred", "all"] = "all"
+    status: Literal["pending", "deferred", "all", "approved", "modified", "rejected",
+                    "withdrawn", "closed"] = "all"
     limit: int = Field(100, ge=1, le=1000)
     offset: int = Field(0, ge=0)
 

@@ -72,12 +72,16 @@ def build_server(ws: Workspace):
     @server.tool()
     def memory_list(scope: str | None = None, tag: str | None = None,
                     status: str | None = None, path_prefix: str | None = None,
-                    limit: int = 100) -> dict:
-        """The memories of the store (without their text), filtered by scope, tag, status
-        (active, deprecated) or folder (path_prefix, e.g. "project/api"); at most `limit`
-        (1-1000) of them."""
+                    older_than: int | None = None, newer_than: int | None = None,
+                    sort: str = "path", reverse: bool = False, limit: int = 100) -> dict:
+        """The memories of the store (without their text), as `dmm list` chooses them: by
+        scope, tag, status (active, deprecated), folder (path_prefix, e.g. "project/api") and
+        age in days since `created` (older_than, newer_than); sorted by path, id, created,
+        priority, tokens, title or scope (reverse: largest, newest or last first); at most
+        `limit` (1-1000) of them."""
         return run(calls.listing, ws, scope=scope, tag=tag, status=status,
-                   path_prefix=path_prefix, limit=limit)
+                   path_prefix=path_prefix, older_than=older_than, newer_than=newer_than,
+                   sort=sort, reverse=reverse, limit=limit)
 
     @server.tool()
     def memory_propose(type: str, path: str, reason: str, content: str | None = None,

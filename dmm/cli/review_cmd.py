@@ -43,11 +43,11 @@ def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
       dmm review list --no-headers | cut -f1
     """
     from dmm.gitrepo import Git
-    from dmm.proposals.queue import CLOSED, closed_proposals, open_proposals
+    from dmm.proposals.queue import CLOSED, closed_with, open_proposals
 
     ws = workspace(ctx)
     if status in (*CLOSED, "closed"):
-        closed = [p for p in closed_proposals(Git(ws.root)) if status in ("closed", p["status"])]
+        closed = closed_with(Git(ws.root), status)
         if as_json:
             emit_json({"proposals": closed[:limit], "total": len(closed)})
         elif not closed:

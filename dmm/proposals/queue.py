@@ -101,6 +101,11 @@ def stats(git: Git) -> dict:
 CLOSED = ("approved", "modified", "rejected", "withdrawn")
 
 
+def closed_with(git: Git, status: str) -> list[dict]:
+    """Decided proposals with this decision ("closed": any), newest first."""
+    return [p for p in closed_proposals(git) if status in ("closed", p["status"])]
+
+
 def closed_proposals(git: Git) -> list[dict]:
     """Every decided proposal, newest decision first, from the trailers of the commits that
     made and decided it (approvals on the branch, the rest on dmm/audit): who proposed what

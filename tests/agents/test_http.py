@@ -45,6 +45,9 @@ def test_without_a_token_agents_read_check_and_propose_and_nobody_decides(store)
 
         status, listed = server.get("/memories?path_prefix=project/jobs")
         assert status == 200 and listed["total"] == 2
+        status, newest = server.get("/memories?sort=created&reverse=true&older_than=30&limit=2")
+        created = [m["created"] for m in newest["memories"]]
+        assert status == 200 and created == sorted(created, reverse=True) and len(created) == 2
         status, shown = server.get("/memories/project/limit_old.md")
         assert status == 200 and shown["memory_id"] == OLD_LIMIT and "8 MB" in shown["content"]
         assert server.get(f"/memories/{NEW_LIMIT}")[1]["path"] == "project/limit_new.md"
@@ -140,6 +143,9 @@ def test_a_persons_token_decides_and_is_recorded_as_the_reviewer(store):
         assert status == 200 and rejected["success"] and rejected["decision"] == "rejected"
         assert "Dmm-Reviewer: alice" in git(store.root, "log", "-1", "--format=%B", "dmm/audit")
         assert server.get(f"/write/proposal/{ids[1]}", token="bot")[1]["status"] == "rejected"
+        status, closed = server.get("/write/proposals?status=rejected", token="bot")
+        assert status == 200 and [p["proposal_id"] for p in closed["proposals"]] == [ids[1]]
+        assert closed["proposals"][0]["decided_by"] == "alice"
 
         cid = the_conflict(server, token="bot")
         body = {"action": "deprecate", "target": OLD_LIMIT, "reason": "the June figure holds"}
@@ -178,6 +184,7 @@ def test_bad_requests_get_a_clear_json_error_and_the_server_keeps_serving(store)
              400, "memory_ids"),
             (server.get("/write/proposals?limit=0"), 400, "bad query string"),
             (server.get("/usage/memories?sort_by=x"), 400, "sort_by"),
+            (server.get("/memories?sort=colour"), 400, "sort"),
             (server.get("/conflicts?status=nonsense"), 400, "status"),
             (server.get("/conflicts?min_confidence=2"), 400, "min_confidence"),
         ]

@@ -64,6 +64,8 @@ def test_every_tool_does_its_job_on_a_real_repository(store):
         out["list"] = data(await client.call_tool("memory_list", {"tag": "uploads"}))
         out["list_prefix"] = data(await client.call_tool("memory_list",
                                                          {"path_prefix": "project/jobs/"}))
+        out["list_sorted"] = data(await client.call_tool("memory_list", {
+            "sort": "created", "reverse": True, "limit": 2}))
         out["check"] = data(await client.call_tool("conflicts_check",
                                                    {"memory_ids": [OLD_LIMIT]}))
         out["draft"] = data(await client.call_tool("conflicts_check_content",
@@ -94,6 +96,8 @@ def test_every_tool_does_its_job_on_a_real_repository(store):
     assert {m["memory_id"] for m in out["list"]["memories"]} == {OLD_LIMIT, NEW_LIMIT}
     assert [m["path"] for m in out["list_prefix"]["memories"]] == [
         "project/jobs/beanstalk.md", "project/jobs/sqs.md"]
+    newest = [m["created"] for m in out["list_sorted"]["memories"]]
+    assert newest == sorted(newest, reverse=True) and len(newest) == 2
     assert out["check"]["has_conflicts"]
     assert {m["memory_id"] for c in out["draft"]["potential_conflicts"] for m in c["memories"]} & {
         OLD_LIMIT, NEW_LIMIT}
