@@ -128,7 +128,7 @@ def list_cmd(ctx, status, type_, memory, min_confidence, limit, no_headers, as_j
         chosen, total = conflicts(ws, conn, memory_ids(ws, conn, [memory]) if memory else None,
                                   status=status,
                                   type_=type_, min_confidence=min_confidence, limit=limit)
-        summary = stats(ws, conn) if as_json else None
+        summary = stats(ws, conn, scan=False) if as_json else None  # list just scanned
     finally:
         conn.close()
     if as_json:

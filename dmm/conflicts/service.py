@@ -120,10 +120,11 @@ def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> lis
     return found
 
 
-def stats(ws: Workspace, conn: sqlite3.Connection) -> dict:
+def stats(ws: Workspace, conn: sqlite3.Connection, scan: bool = True) -> dict:
     """Counts by type, detection method and status over every conflict `conflicts list
-    --status all` shows (detected, flagged by hand, resolved): each count sums to the total."""
-    found, _ = conflicts(ws, conn, status="all")
+    --status all` shows (detected, flagged by hand, resolved): each count sums to the total.
+    ``scan``: first scan what changed (False when the caller just did)."""
+    found, _ = conflicts(ws, conn, status="all", scan=scan)
     count = lambda key: dict(sorted(Counter(key(c) for c in found).items()))  # noqa: E731
     return {"total": len(found), "by_type": count(lambda c: c.type),
             "by_method": count(lambda c: c.detection_method),
