@@ -56,10 +56,10 @@ def check(conflicts: list[Conflict], store_size: int) -> tuple[list[Conflict], l
     for mid, found in sorted(crowded.items()):
         rules = Counter(c.detection_method for c in found).most_common()
         title = next(m.title for m in found[0].memories if m.memory_id == mid)
-        by_rule = ", ".join(f"{rule}: {n}" for rule, n in rules)
+        summary = ", ".join(f"{rule}: {n}" for rule, n in rules)
         artifacts.append(Artifact(
             "memory", mid, len(found),
-            f"{mid} ({title!r}) is reported against {len(found)} other memories ({by_rule}): "
+            f"{mid} ({title!r}) is reported against {len(found)} other memories ({summary}): "
             f"a memory that touches every subject of the store, not {len(found)} "
             "contradictions"))
     drop = {c.conflict_id for found in crowded.values() for c in found}

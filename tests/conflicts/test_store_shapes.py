@@ -62,10 +62,10 @@ def test_a_recorded_change_binds_by_the_subject_words_when_no_name_does(repo):
 
 
 def test_one_value_in_two_titles_in_other_words_is_a_duplicate(repo):
-    add(repo, "project/a.md", "mem_2025_03_10_001", 
+    add(repo, "project/a.md", "mem_2025_03_10_001",
         "Uptime checks ping the billing API every 20 minutes",
         "The uptime monitor calls /health on the billing API.")
-    add(repo, "project/b.md", "mem_2025_06_10_001", 
+    add(repo, "project/b.md", "mem_2025_06_10_001",
         "The billing API uptime probe runs 3 times per hour",
         "A synthetic probe requests the health endpoint of the billing API.")
     assert detect(repo) == {("mem_2025_03_10_001", "mem_2025_06_10_001"): "duplicate"}

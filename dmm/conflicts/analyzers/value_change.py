@@ -51,14 +51,18 @@ def _other_names(fa, fb) -> tuple[str, str] | None:
     return None
 
 
+def _title_quantities(f, titled: dict) -> list:
+    """The quantities ``f``'s title states (kept in ``titled``, by memory id, for the scan)."""
+    if f.id not in titled:
+        titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
+    return titled[f.id]
+
+
 def _subject_words(fa, fb, titled: dict) -> set[str]:
     """The title words two memories share that name their subject: specific to them in the
-    store, and not the values themselves ("30 days" in both titles is no shared subject).
-    Fills ``titled`` (the quantities each title states, by memory id) as it goes."""
-    for f in (fa, fb):
-        if f.id not in titled:
-            titled[f.id] = [q for q in f.quantities if _in_title(f, q.text)]
-    values = set(terms(" ".join(q.text for q in titled[fa.id] + titled[fb.id])))
+    store, and not the values themselves ("30 days" in both titles is no shared subject)."""
+    said = _title_quantities(fa, titled) + _title_quantities(fb, titled)
+    values = set(terms(" ".join(q.text for q in said)))
     return fa.corpus.specific(fa.title_terms & fb.title_terms) - values
 
 
@@ -68,9 +72,10 @@ def _title_values(fa, fb, titled: dict) -> tuple[str, str] | None:
     details their bodies share ("两位审阅者批准" vs "一位维护者批准")."""
     if len(_subject_words(fa, fb, titled)) < 2:
         return None
-    for x in titled[fa.id]:
-        ys = [y for y in titled[fb.id] if y.dimension == x.dimension]
-        xs = [v for v in titled[fa.id] if v.dimension == x.dimension]
+    xa, xb = _title_quantities(fa, titled), _title_quantities(fb, titled)
+    for x in xa:
+        ys = [y for y in xb if y.dimension == x.dimension]
+        xs = [v for v in xa if v.dimension == x.dimension]
         if ys and not any(same_value(v.value, y.value) for v in xs for y in ys):
             return x.text, ys[0].text
     return None
@@ -83,8 +88,8 @@ def _title_agreement(fa, fb, titled: dict) -> tuple[str, str] | None:
     days")."""
     if len(_subject_words(fa, fb, titled)) < 2:
         return None
-    for x in titled[fa.id]:
-        for y in titled[fb.id]:
+    for x in _title_quantities(fa, titled):
+        for y in _title_quantities(fb, titled):
             if y.dimension == x.dimension and same_value(x.value, y.value):
                 return x.text, y.text
     return None
