@@ -173,12 +173,14 @@ class Features:
     heading: bool = False  # the title names a topic (is_heading), it states nothing
     point: str = ""  # the title and the first sentence: what the memory is about (see lead)
     point_versions: list[Version] = field(default_factory=list)  # the versions it states there
+    sections: int = 0  # headings in the body: a guide of many sections, or one rule (0)
 
     @property
     def id(self) -> str:
         return self.memory.id
 
 
+_SECTION = re.compile(r"^#{1,6}\s+\S", re.M)
 _CODE_BLOCK = re.compile(r"^```.*?^```", re.S | re.M)
 _LINK = re.compile(r"\[[^\]\n]*\]\([^)\n]*\)")
 
@@ -315,7 +317,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             changes=[(s, proper_names(s), set(terms(s))) for s in point
                      if records_change(s)],
             heading=heading, point=point_text, point_versions=versions(point_text),
-            corpus=corpus)
+            sections=len(_SECTION.findall(prose)), corpus=corpus)
     return out
 
 
@@ -336,10 +338,22 @@ def proper_names(text: str) -> set[str]:
     return out
 
 
+# a title that describes a document by what it is for or when it applies: "Cursor rules for
+# Angular development", "vite best practices", "Use this agent when building Vue 3 applications"
+_DOCUMENT_TITLE = re.compile(
+    r"\b(?:rules|guidelines|instructions|conventions|best practices|standards|principles|"
+    r"guide|checklist|recommendations|setup)\s+(?:for|on|of|in|when)\b|"
+    r"\b(?:rules|guidelines|instructions|conventions|best practices|standards|principles|"
+    r"guide|checklist|recommendations)\W*$|"
+    r"^use\s+(?:this\s+\w+\s+)?when\b", re.I)
+
+
 def is_heading(title: str) -> bool:
     """A Title Case title ("Vue 3 Development Instructions", "Power BI Security Best
-    Practices") names a topic; a sentence-case one ("Passwords are hashed with bcrypt") makes
-    a statement."""
+    Practices") or one describing a document ("Cursor rules for Vue 3 with Nuxt") names a
+    topic; a sentence-case statement ("Passwords are hashed with bcrypt") makes a claim."""
+    if _DOCUMENT_TITLE.search(title):
+        return True
     long_words = [w for w in re.findall(r"[^\W\d_]{4,}", title) if w.lower() not in STOPWORDS]
     return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
 
@@ -374,6 +388,16 @@ def parallel(a: Features, b: Features) -> bool:
     only_a = a.corpus.specific(a.title_terms - b.all_terms)
     only_b = b.corpus.specific(b.title_terms - a.all_terms)
     return bool(only_a and only_b)
+
+
+GUIDE_SECTIONS = 3  # a memory with this many headings in its body is a guide of many rules
+
+
+def guides(a: Features, b: Features) -> bool:
+    """Two guides of several sections each: two rule books for one library or two agents for one
+    field share much of their words, names and values by nature, so only a near copy makes
+    them duplicates."""
+    return min(a.sections, b.sections) >= GUIDE_SECTIONS
 
 
 def cosine(a: Features, b: Features) -> float:

@@ -65,6 +65,7 @@ def test_number_words_of_every_size():
     "runs at 02:00 UTC", "the 14:30 train",  # clock times are not counts
     "docker run -p 8080 -d nginx",  # a one-letter unit must touch its number
     "Double d = 0.5",
+    "ask powershell-7-expert", "the python-3.11 image",  # a number inside a name
 ])
 def test_what_is_not_a_quantity(text):
     assert quantities(text) == []

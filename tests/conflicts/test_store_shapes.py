@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dmm.conflicts import calibration, sanity
 from dmm.conflicts.model import Conflict, ConflictMemory, conflict_id
 
@@ -31,6 +33,65 @@ def test_two_statements_choosing_frameworks_do(repo):
     add(repo, "project/react.md", "mem_2025_06_10_002", "The web frontend is built with React",
         "Every page of the web frontend is a React component.")
     assert detect(repo) == {("mem_2025_06_10_001", "mem_2025_06_10_002"): "contradictory"}
+
+
+@pytest.mark.parametrize("first, second", [
+    ("Cursor rules for Angular development with TypeScript integration.",
+     "Cursor rules for React development with TypeScript integration."),
+    ("vite best practices", "webpack best practices"),
+    ("Use this agent when building cross-platform apps with Flutter",
+     "Use when building mobile apps with React Native"),
+])
+def test_titles_describing_a_document_name_its_stack(repo, first, second):
+    # a title that says what a document is for ("rules for", "best practices", "use when")
+    # names the stack it governs, as a Title Case heading does; it chooses nothing
+    add(repo, "project/one.md", "mem_2025_06_10_001", first,
+        "Write small components with typed props. Keep side effects in one place, test every "
+        "component, and keep the build fast.")
+    add(repo, "project/two.md", "mem_2025_06_10_002", second,
+        "Write small components with typed props. Keep side effects out of rendering, test "
+        "the public behaviour, and keep the bundle small.")
+    assert detect(repo) == {}
+
+
+_GUIDE = """## Queries
+
+Define every query with `queryOptions` and a key factory such as `todoKeys.detail(id)`; call
+`useQuery` and `useSuspenseQuery` with those options. {a}
+
+## Mutations
+
+Invalidate with `queryClient.invalidateQueries` after `useMutation` succeeds; use
+`setQueryData` for optimistic updates and roll back in `onError`. {b}
+
+## Server rendering
+
+Prefetch on the server with `prefetchQuery`, wrap the page in `HydrationBoundary` and pass
+`dehydrate(queryClient)`. {c}
+
+## Testing
+
+Wrap components in a fresh `QueryClient` per test with retries off. {d}
+"""
+
+
+def test_two_guides_on_one_library_are_duplicates_only_when_copies(repo):
+    # two rule books for one library share its names and words by nature
+    add(repo, "project/query.md", "mem_2025_06_10_001", "TanStack Query v5 Guidelines",
+        _GUIDE.format(a="Keep staleTime explicit.", b="Never mutate cached data in place.",
+                      c="Create the client once per request.", d="Mock the network, not hooks."))
+    add(repo, "project/query_next.md", "mem_2025_06_10_002",
+        "Next.js App Router combined with TanStack Query v5",
+        _GUIDE.format(a="Colocate options with the route segment that reads them.",
+                      b="Call server actions as mutation functions.",
+                      c="Use a per-request client in server components only.",
+                      d="Render routes with the test client provider."))
+    assert detect(repo) == {}
+    # a third that repeats the first one almost word for word is a copy
+    add(repo, "project/query_copy.md", "mem_2025_06_10_003", "TanStack Query v5 Guidelines",
+        _GUIDE.format(a="Keep staleTime explicit.", b="Never mutate cached data in place.",
+                      c="Create the client once per request.", d="Mock the network."))
+    assert detect(repo) == {("mem_2025_06_10_001", "mem_2025_06_10_003"): "duplicate"}
 
 
 def test_a_change_in_passing_leaves_older_memories_alone(repo):

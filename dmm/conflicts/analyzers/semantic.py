@@ -6,15 +6,18 @@ language and in a paraphrase: "RFC 9457", "application/problem+json", "E501", "3
 hour". A pair in two different scopes that says the same thing is a scope overlap whether the
 copies agree or not; in one scope it is a duplicate, unless another analyzer finds the two
 disagree.
+
+Between two guides of several sections each (features.guides) only a near copy is reported.
 """
 
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import anchor_overlap
+from dmm.conflicts.features import anchor_overlap, guides
 from dmm.conflicts.model import Candidate
 
 MIN_SHARED_ANCHORS = 4  # fewer shared anchors than this are a shared subject, not a copy
+GUIDE_COPY_SIMILARITY = 0.9  # two guides this similar are copies
 
 NAME = "semantic_similarity"
 
@@ -33,6 +36,8 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
     out = []
     for a, b, sim in ctx.pairs:
         fa, fb = ctx.features[a].memory, ctx.features[b].memory
+        if guides(ctx.features[a], ctx.features[b]) and sim < GUIDE_COPY_SIMILARITY:
+            continue
         jaccard, shared = anchor_overlap(ctx.features[a], ctx.features[b])
         if jaccard >= anchored and len(shared) >= MIN_SHARED_ANCHORS:
             kind = "duplicate" if fa.scope == fb.scope else "scope_overlap"

@@ -10,6 +10,7 @@ that the other memory never mentions.
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.features import guides
 from dmm.conflicts.model import Candidate
 from dmm.conflicts.quantities import same_value
 from dmm.text.analyze import stem, terms
@@ -148,7 +149,8 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             out.append(Candidate(a, b, NAME, "duplicate", min(0.9, 0.45 + sim),
                                  f"the same value in both titles: {same[0]!r} = {same[1]!r}",
                                  same, on_point=1.0))
-        elif agreeing and sim >= ctx.config["duplicate_similarity"] * 0.6:
+        elif (agreeing and sim >= ctx.config["duplicate_similarity"] * 0.6
+              and not guides(fa, fb)):
             texts = sorted({q.text for q in fa.quantities if q.dimension in agreeing})
             out.append(Candidate(a, b, NAME, "duplicate", 0.3,
                                  f"the same values ({', '.join(texts[:4])})"))
