@@ -295,7 +295,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         prose_sentences = split_sentences(prose)
         point = lead(m.title, prose_sentences)
         point_text = "\n".join(point)
-        heading = is_heading(m.title)
+        heading = is_heading(m.title) or names_its_file(m.title, m.path)
         contexts, chosen = named_contexts(m.title, m.tags), choices(m.title)
         if chosen and heading:
             # "Vue 3 Development Instructions" is the rule book for Vue projects, not a choice
@@ -356,6 +356,14 @@ def is_heading(title: str) -> bool:
         return True
     long_words = [w for w in re.findall(r"[^\W\d_]{4,}", title) if w.lower() not in STOPWORDS]
     return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
+
+
+def names_its_file(title: str, path: str) -> bool:
+    """A title that only repeats the file's name ("react mobx cursorrules prompt file" in
+    react-mobx-cursorrules-prompt-file.md, as imported documents get) names a topic."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return re.sub(r"[\W_]+", " ", title).lower().split() == re.sub(r"[\W_]+", " ",
+                                                                    stem).lower().split()
 
 
 def title_proper_names(title: str) -> set[str]:

@@ -54,6 +54,15 @@ def test_titles_describing_a_document_name_its_stack(repo, first, second):
     assert detect(repo) == {}
 
 
+def test_a_title_that_only_repeats_its_file_name_names_a_topic(repo):
+    # imported documents often get their file's name as a title
+    add(repo, "project/react_mobx.md", "mem_2025_06_10_001", "react mobx",
+        "Keep stores small and observable; derive values with computed.")
+    add(repo, "project/react_redux.md", "mem_2025_06_10_002", "react redux",
+        "Keep slices small; derive values with selectors.")
+    assert detect(repo) == {}
+
+
 _GUIDE = """## Queries
 
 Define every query with `queryOptions` and a key factory such as `todoKeys.detail(id)`; call
@@ -92,6 +101,20 @@ def test_two_guides_on_one_library_are_duplicates_only_when_copies(repo):
         _GUIDE.format(a="Keep staleTime explicit.", b="Never mutate cached data in place.",
                       c="Create the client once per request.", d="Mock the network."))
     assert detect(repo) == {("mem_2025_06_10_001", "mem_2025_06_10_003"): "duplicate"}
+
+
+def test_one_rule_deep_in_a_guide_says_nothing_against_another_guide(repo):
+    sections = "\n\n".join(f"## {name}\n\n{text}" for name, text in [
+        ("Routes", "Define routes in files under `src/routes` with `createFileRoute`."),
+        ("Loaders", "Fetch data in route loaders with the query client."),
+        ("Links", "Navigate with `Link` and typed params.")])
+    add(repo, "project/router.md", "mem_2025_06_10_001", "Router Guidelines",
+        sections + "\n\n## Search\n\nSearch params are validated in the route, never in "
+        "component effects.")
+    add(repo, "project/routing.md", "mem_2025_06_10_002",
+        "Typed routing for React apps with search params validated in component effects",
+        sections + "\n\n## Testing\n\nRender routes with a memory history in tests.")
+    assert detect(repo) == {}
 
 
 def test_a_change_in_passing_leaves_older_memories_alone(repo):

@@ -11,7 +11,7 @@ them somewhere. Cues match on word boundaries ("note" is not "not"; Chinese as s
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import DIRECTIVE
+from dmm.conflicts.features import DIRECTIVE, guides
 from dmm.conflicts.model import Candidate
 
 NAME = "negation"
@@ -36,9 +36,11 @@ def _forbidden(f, g) -> tuple[str, bool] | None:
         if not scope or not set(scope) <= g.all_terms:
             continue
         # a rule deep in a long guide must meet the title in words that say what it is about
-        # in this store: "code" or "app" in a store of coding guides meets every title
+        # in this store: "code" or "app" in a store of coding guides meets every title;
+        # and between two guides of many rules (features.guides) one rule deep in one of
+        # them says nothing against the other's topic
         in_title = [t for t in scope if t in g.title_terms]
-        if not point and not f.corpus.specific(in_title):
+        if not point and (guides(f, g) or not f.corpus.specific(in_title)):
             continue
         if scope[0] in g.title_terms or (not action and len(in_title) >= 2):
             return clause, point
