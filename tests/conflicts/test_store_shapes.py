@@ -191,6 +191,22 @@ def test_words_every_memory_of_a_store_shares_bind_nothing(repo):
     assert detect(repo) == {("mem_2025_08_01_001", "mem_2025_08_02_001"): "contradictory"}
 
 
+def test_a_title_word_every_memory_shares_does_not_bind_two_choices(repo):
+    # every title of this store says "handling": two titles choosing job queues share nothing
+    for i, subject in enumerate(["retry", "error", "upload", "session", "cache", "login",
+                                 "invoice", "export", "import", "search", "audit", "billing",
+                                 "webhook", "email", "report", "token", "quota", "backup",
+                                 "refund", "signup"], start=1):
+        add(repo, f"project/{subject}.md", f"mem_2025_07_{i:02d}_001",
+            f"{subject.title()} handling in the {subject} module",
+            f"The {subject} module keeps its own {subject} rules.")
+    add(repo, "project/a.md", "mem_2025_08_01_001", "Async endpoint handling uses Celery",
+        "Slow endpoint work is queued.")
+    add(repo, "project/b.md", "mem_2025_08_02_001", "Payment handling runs on Dramatiq",
+        "Payment retries are queued.")
+    assert detect(repo) == {}
+
+
 def _conflict(a: str, b: str, method: str) -> Conflict:
     return Conflict(conflict_id(a, b), "contradictory", method, 0.9, "", "",
                     [ConflictMemory(a, f"{a}.md", a, "project", 0.5, "primary"),
