@@ -38,7 +38,7 @@ def scan(memory_dir: Path) -> dict[str, FileStat]:
                 name = entry.name
                 if name.startswith(".") or name in IGNORED_NAMES:
                     continue
-                rel = prefix + _printable(name)
+                rel = prefix + (name if name.isascii() else _printable(name))
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append((Path(entry.path), rel + "/"))

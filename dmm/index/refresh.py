@@ -18,7 +18,6 @@ from typing import Callable
 from dmm import store
 from dmm.index import db
 from dmm.memory import Memory, Problem
-from dmm.text.analyze import terms
 from dmm.workspace import Workspace
 
 # How much a term counts by where it appears: a word in the title says more than one in the body.
@@ -126,6 +125,8 @@ def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None =
 
 def index_terms(memory: Memory) -> tuple[Counter, float]:
     """Field-weighted term frequencies of a memory and its weighted length (for BM25)."""
+    from dmm.text.analyze import terms  # the stemmer: only when a memory changed
+
     folders = memory.path.removesuffix(".md").split("/")[1:]
     fields = {
         "title": memory.title,
