@@ -340,12 +340,10 @@ def proper_names(text: str) -> set[str]:
 
 # a title that describes a document by what it is for or when it applies: "Cursor rules for
 # Angular development", "vite best practices", "Use this agent when building Vue 3 applications"
-_DOCUMENT_TITLE = re.compile(
-    r"\b(?:rules|guidelines|instructions|conventions|best practices|standards|principles|"
-    r"guide|checklist|recommendations|setup)\s+(?:for|on|of|in|when)\b|"
-    r"\b(?:rules|guidelines|instructions|conventions|best practices|standards|principles|"
-    r"guide|checklist|recommendations)\W*$|"
-    r"^use\s+(?:this\s+\w+\s+)?when\b", re.I)
+_DOCUMENT = ("rules|guidelines|instructions|conventions|best practices|standards|principles|"
+             "guide|checklist|recommendations")
+_DOCUMENT_TITLE = re.compile(rf"\b(?:{_DOCUMENT}|setup)\s+(?:for|on|of|in|when)\b|"
+                             rf"\b(?:{_DOCUMENT})\W*$|^use\s+(?:this\s+\w+\s+)?when\b", re.I)
 
 
 def is_heading(title: str) -> bool:
@@ -403,8 +401,8 @@ GUIDE_SECTIONS = 3  # a memory with this many headings in its body is a guide of
 
 def guides(a: Features, b: Features) -> bool:
     """Two guides of several sections each: two rule books for one library or two agents for one
-    field share much of their words, names and values by nature, so only a near copy makes
-    them duplicates."""
+    field share much of their words, names and values by nature (the analyzers ask more of
+    them: a near copy to be duplicates, a prohibition in a title to contradict)."""
     return min(a.sections, b.sections) >= GUIDE_SECTIONS
 
 

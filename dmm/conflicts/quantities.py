@@ -52,8 +52,8 @@ _NUM = r"(\d{1,3}(?:[,_ ]\d{3})+|\d+(?:\.\d+)?)"
 _WORDNUM = "|".join(sorted(WORD_NUMBERS, key=len, reverse=True))
 # a number not inside a clock time ("02:00"), a version or a name ("powershell-7", "python-3.11"),
 # or a number word
-_TOKEN = re.compile(rf"(?<![\w.:])(?<![A-Za-z]-){_NUM}(?![:\d])(?:\s*(million|billion|thousand))?\s*%?|"
-                    rf"\b({_WORDNUM})\b", re.I)
+_TOKEN = re.compile(rf"(?<![\w.:])(?<![A-Za-z]-){_NUM}(?![:\d])"
+                    rf"(?:\s*(million|billion|thousand))?\s*%?|\b({_WORDNUM})\b", re.I)
 _UNIT = re.compile(r"\s*-?\s*([A-Za-zÀ-ÿ]+)")
 _VERSION = re.compile(r"\b([A-Z][A-Za-z.+#-]{1,20})\s+v?(\d+(?:\.\d+){0,2})\b(?![.,]\d)(?!\s*%)")
 

@@ -7,9 +7,10 @@ answers are in alternatives.py; a title chooses the one member of a family it na
 
 A pair counts when the two titles choose different members of one family, the two memories are
 about the same thing (the family names its subject, or they share a tag or a title word besides
-the names of the members that is not common in the store), and neither memory also endorses the other's choice: a mention of it
-in a sentence that forbids it or records a change away from it is no endorsement, any other
-mention is ("we use both, async for I/O and sync for CPU work" is not a contradiction).
+the names of the members that is not common in the store), and neither memory also endorses the
+other's choice: a mention of it in a sentence that forbids it or records a change away from it
+is no endorsement, any other mention is ("we use both, async for I/O and sync for CPU work" is
+not a contradiction).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def _same_subject(f: Features, g: Features, family: str) -> bool:
     """A tag or a title word in common, other than the names of the family's members and the
     words common in the store (a collection tag, "handling" in every title)."""
     tags = set(terms(" ".join(f.memory.tags))) & set(terms(" ".join(g.memory.tags)))
-    return bool(f.corpus.specific((tags | (f.title_terms & g.title_terms)) - NAME_TERMS[family]))
+    shared = (tags | (f.title_terms & g.title_terms)) - NAME_TERMS[family]
+    return bool(f.corpus.specific(shared))
 
 
 def analyze(ctx: ScanContext) -> list[Candidate]:
