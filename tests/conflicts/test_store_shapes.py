@@ -54,6 +54,16 @@ def test_titles_describing_a_document_name_its_stack(repo, first, second):
     assert detect(repo) == {}
 
 
+def test_a_sentence_that_ends_in_a_document_word_still_states_a_choice(repo):
+    add(repo, "project/google.md", "mem_2025_06_10_001",
+        "Docstrings follow the Google style guide",
+        "Every public function has a docstring with Args and Returns sections.")
+    add(repo, "project/numpy.md", "mem_2025_06_10_002",
+        "Docstrings follow the NumPy style guide",
+        "Every public function has a docstring with Parameters and Returns sections.")
+    assert detect(repo) == {("mem_2025_06_10_001", "mem_2025_06_10_002"): "contradictory"}
+
+
 def test_a_title_that_only_repeats_its_file_name_names_a_topic(repo):
     # imported documents often get their file's name as a title
     add(repo, "project/react_mobx.md", "mem_2025_06_10_001", "react mobx",
@@ -61,6 +71,14 @@ def test_a_title_that_only_repeats_its_file_name_names_a_topic(repo):
     add(repo, "project/react_redux.md", "mem_2025_06_10_002", "react redux",
         "Keep slices small; derive values with selectors.")
     assert detect(repo) == {}
+
+
+def test_a_file_named_after_its_statement_still_states_it(repo):
+    add(repo, "project/postgres_is_the_database.md", "mem_2025_06_10_001",
+        "Postgres is the database", "Every service keeps its data in one Postgres cluster.")
+    add(repo, "project/mysql_is_the_database.md", "mem_2025_06_10_002",
+        "MySQL is the database", "Every service keeps its data in one MySQL cluster.")
+    assert detect(repo) == {("mem_2025_06_10_001", "mem_2025_06_10_002"): "contradictory"}
 
 
 _GUIDE = """## Queries
