@@ -43,11 +43,13 @@ CHANGE = re.compile(
     r"phased out|invalidated|reemplaz\w*|sustituid\w*)\b|迁移|替换", re.I)
 # "from X to Y": what a change left behind (X) and what it moved to (Y)
 TRANSITION = re.compile(r"\bfrom\s+([A-Z][\w.+#-]+)(?:\s+\w+){0,3}?\s+to\s+([A-Z][\w.+#-]+)")
-# Cues that forbid what precedes them: "tab characters are not allowed", "... are sent back"
+# Cues that forbid what precedes them: "tab characters are not allowed", "... are sent back",
+# "the lockfile stays out of version control"
 PROHIBITED = re.compile(
     r"\b(?:(?:is|are|be|get|gets)\s+(?:not\s+(?:allowed|permitted|accepted|used)|"
     r"forbidden|prohibited|banned|rejected|refused|sent back)|"
-    r"(?:should|must|will)\s+be\s+(?:rejected|refused|sent back))\b"
+    r"(?:should|must|will)\s+be\s+(?:rejected|refused|sent back)|"
+    r"(?:stays?|remains?|(?:is|are)\s+kept)\s+out\s+of)\b"
     r"|\b(?:nicht\s+(?:erlaubt|zulässig|gestattet)|verboten|no\s+(?:está|están)\s+permitid[oa]s?|"
     r"prohibid[oa]s?)\b|不允许|不能使用", re.I)
 # Cues that forbid the action that follows them ("never merges", "do not introduce") and cues
@@ -64,7 +66,7 @@ LIGHT_VERBS = frozenset(terms("use add introduce write create put make have do t
 # the first word of every cue above: a set lookup spares most sentences the regexes
 _CUE_WORDS = frozenset("""never do don't does doesn't must mustn't should shouldn't cannot can't
     avoid nie niemals nunca jamás evita evitar no not against instead rather nicht kein keine
-    keinen statt anstatt en forbidden prohibited banned rejected refused sent verboten
+    keinen statt anstatt en forbidden prohibited banned rejected refused sent out verboten
     prohibido prohibida prohibidos prohibidas""".split())
 _CJK_CUES = ("不", "没有", "禁止", "切勿")
 _SPLIT = re.compile(r"[^\w'’]+")

@@ -155,6 +155,20 @@ def test_a_body_that_forbids_what_the_other_title_states_is_a_contradiction(repo
     assert detect(repo) == {("mem_2025_03_10_001", "mem_2026_01_10_001"): "contradictory"}
 
 
+def test_a_thing_kept_out_of_a_place_is_forbidden_there(repo):
+    from dmm.conflicts.features import prohibitions
+
+    assert [p[1] for p in prohibitions("The npm lockfile stays out of version control")] == [
+        ("npm", "lockfil")]
+    assert prohibitions("Secrets are kept out of the logs")
+    assert not prohibitions("Find out which release broke the build")
+    add(repo, "project/a.md", "mem_2025_03_10_001", "Commit the npm lockfile with every change",
+        "Every dependency change includes the updated lockfile; CI runs npm ci.")
+    add(repo, "project/b.md", "mem_2026_01_10_001",
+        "The npm lockfile stays out of version control", "The lockfile is listed in .gitignore and every build resolves the tree with npm install.")
+    assert detect(repo) == {("mem_2025_03_10_001", "mem_2026_01_10_001"): "contradictory"}
+
+
 def test_forbidding_one_action_does_not_contradict_another_action_on_the_same_thing(repo):
     add(repo, "agent/a.md", "mem_2025_04_10_001", "The agent never deletes remote branches",
         "Deleting a remote branch loses other people's work; leave it to the humans.",
