@@ -85,6 +85,18 @@ def _may_forbid(sentence: str) -> bool:
 
 Prohibition = tuple[bool, tuple[str, ...], str]  # (is_action, terms in order, the clause)
 
+# "not a git repository", "not the owner": a negated description, not a ban; "worse than no
+# memory": a comparison
+_DESCRIBES = re.compile(r"\s+(?:a|an|the)\b", re.I)
+_COMPARES = re.compile(r"\bthan\s*$", re.I)
+
+
+def _forbids(clause: str, cue: re.Match) -> bool:
+    """Whether a "no"/"not" cue forbids what follows it."""
+    if cue.group(0).lower() == "not" and _DESCRIBES.match(clause, cue.end()):
+        return False
+    return not _COMPARES.search(clause, 0, cue.start())
+
 
 def prohibitions(sentence: str) -> list[Prohibition]:
     """What ``sentence`` forbids: (is_action, terms in order, clause) for each clause with a
@@ -106,7 +118,8 @@ def prohibitions(sentence: str) -> list[Prohibition]:
             scope = terms(clause[m.end():])
             action = bool(scope) and scope[0] not in LIGHT_VERBS
             scope = (scope if action else scope[1:])[:4]
-        elif m := FORBIDS_THING.search(clause):
+        elif m := next((m for m in FORBIDS_THING.finditer(clause) if _forbids(clause, m)),
+                       None):
             scope = terms(clause[m.end():])[:4]
         else:
             continue

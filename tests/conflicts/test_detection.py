@@ -169,6 +169,22 @@ def test_a_thing_kept_out_of_a_place_is_forbidden_there(repo):
     assert detect(repo) == {("mem_2025_03_10_001", "mem_2026_01_10_001"): "contradictory"}
 
 
+def test_a_negated_description_or_a_comparison_forbids_nothing(repo):
+    from dmm.conflicts.features import prohibitions
+
+    assert prohibitions("3 not a git repository") == []
+    assert prohibitions("This is not the production database") == []
+    assert prohibitions("A skipped memory is worse than no memory") == []
+    assert prohibitions("Use squash merges, not merge commits")  # a contrast still forbids
+    add(repo, "project/layers.md", "mem_2025_03_10_001",
+        "Code layers: a thin CLI over the cache, git and the memory model",
+        "Commands parse arguments and call one feature package each.")
+    add(repo, "project/exit.md", "mem_2025_03_11_001", "Exit codes are documented",
+        "Exit codes: 0 success, 2 usage error, 3 not a git repository. A skipped memory is "
+        "worse than no memory, so a command that skips one says so.")
+    assert detect(repo) == {}
+
+
 def test_forbidding_one_action_does_not_contradict_another_action_on_the_same_thing(repo):
     add(repo, "agent/a.md", "mem_2025_04_10_001", "The agent never deletes remote branches",
         "Deleting a remote branch loses other people's work; leave it to the humans.",
