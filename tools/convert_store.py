@@ -1,7 +1,7 @@
 """Turn a folder of markdown documents in a git repository into a store the eval tool reads.
 
     python tools/convert_store.py REPO FOLDER OUT [--tag T] [--scope S] [--match REGEX]
-                                  [--title heading|name|description]
+                                  [--title heading|title|name|description]
 
 Rule collections, agent definitions and decision records written by other people are the test a
 conflict detector must pass: nothing in them is a conflict unless their authors say so (a
@@ -60,7 +60,8 @@ def title_and_body(text: str, fallback: str, field: str) -> tuple[str, str]:
     heading = re.search(r"^#\s+(.+)$", body, re.M)
     if field == "heading" and heading and heading.start() < 400:
         return heading.group(1).strip(), (body[:heading.start()] + body[heading.end():]).strip()
-    title = str(meta.get(field) or meta.get("name") or meta.get("description") or fallback)
+    title = str(meta.get(field) or meta.get("title") or meta.get("name")
+                or meta.get("description") or fallback)
     return title.strip()[:120], body
 
 
@@ -102,7 +103,8 @@ def main() -> int:
     ap.add_argument("--scope", default="project", choices=["baseline", "global", "agent",
                                                            "project", "ephemeral"])
     ap.add_argument("--match", default=r"\.(md|mdc)$", help="regex the file paths must match")
-    ap.add_argument("--title", default="heading", choices=["heading", "name", "description"],
+    ap.add_argument("--title", default="heading",
+                    choices=["heading", "title", "name", "description"],
                     help="the document's first heading, or a field of its frontmatter")
     args = ap.parse_args()
     if (args.out / "memory").exists():

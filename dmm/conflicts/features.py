@@ -130,11 +130,12 @@ def prohibitions(sentence: str) -> list[Prohibition]:
 
 # A directive tells the reader what to do (a rule); a fact describes how things are. A newer
 # memory recording a change makes an old fact stale, but contradicts an old rule.
-DIRECTIVE = re.compile(
+IMPERATIVE = re.compile(
     r"^\s*(use|do|don't|never|always|keep|run|give|install|indent|format|prefer|avoid|ask|"
     r"write|put|store|make|add|set|send|call|retry|wrap|follow|name|mark|open|push|merge|"
-    r"commit|deploy|release|no)\b|\b(must|should|shall|may|never|always|only|required|"
-    r"not allowed|forbidden)\b", re.I)
+    r"commit|deploy|release|no)\b", re.I)
+DIRECTIVE = re.compile(rf"{IMPERATIVE.pattern}|\b(must|should|shall|may|never|always|only|"
+                       r"required|not allowed|forbidden)\b", re.I)
 
 
 # In a store of at least MIN_STORE memories, a term found in more than COMMON_SHARE of them is
@@ -267,7 +268,10 @@ def anchor_overlap(a: Features, b: Features) -> tuple[float, set[str]]:
 
 
 def records_change(sentence: str) -> bool:
-    return bool(CHANGED.search(sentence) or CHANGE_DONE.search(sentence))
+    """A change recorded as done; an instruction ("Add a note that the repo has been retired")
+    records none."""
+    return (not IMPERATIVE.match(sentence)
+            and bool(CHANGED.search(sentence) or CHANGE_DONE.search(sentence)))
 
 
 def lead(title: str, prose_sentences: list[str]) -> list[str]:
@@ -355,8 +359,8 @@ def proper_names(text: str) -> set[str]:
 
 # a title that describes a document by what it is for or when it applies: "Cursor rules for
 # Angular development", "vite best practices", "Use this agent when building Vue 3 applications"
-_DOCUMENT = ("rules|guidelines|instructions|conventions|best practices|standards|principles|"
-             "guide|checklist|recommendations")
+_DOCUMENT = ("rules|guidelines|guidance|instructions|conventions|best practices|standards|"
+             "principles|guide|checklist|recommendations")
 _DOCUMENT_FOR = re.compile(rf"\b(?:{_DOCUMENT}|setup)\s+(?:for|on|of|in|when)\b", re.I)
 _DOCUMENT_END = re.compile(rf"\b(?:{_DOCUMENT})\W*$", re.I)
 _USE_WHEN = re.compile(r"^use\s+(?:this\s+\w+\s+)?when\b", re.I)

@@ -135,6 +135,33 @@ def test_one_rule_deep_in_a_guide_says_nothing_against_another_guide(repo):
     assert detect(repo) == {}
 
 
+def test_an_instruction_that_mentions_a_change_records_none():
+    from dmm.conflicts.features import records_change
+
+    assert not records_change("Add a note to the README explaining that the repo has been "
+                              "retired.")
+    assert records_change("The payments repo has been retired.")
+    assert records_change("Paging moved from Opsgenie to PagerDuty in May.")
+
+
+def test_the_names_a_title_is_for_are_its_context(repo):
+    add(repo, "project/alerts.md", "mem_2025_01_10_001",
+        "Rotate the Fastly token for the Emergency Alerts application",
+        "Create the new token in the Fastly UI, store it in the alerts app's secrets and redeploy.")
+    add(repo, "project/exporter.md", "mem_2025_02_10_001",
+        "Rotate the Fastly token for the Prometheus exporter",
+        "The exporter reads its token from the monitoring namespace; restart its pod afterwards.")
+    assert detect(repo) == {}
+
+
+def test_two_headings_for_two_versions_are_two_documents(repo):
+    add(repo, "project/r80.md", "mem_2025_01_10_001", "Guidance for upgrades to Rails 8.0",
+        "Upgrade apps to Rails 8.0 one at a time and run the full suite before merging.")
+    add(repo, "project/r81.md", "mem_2026_01_10_001", "Guidance for upgrades to Rails 8.1",
+        "Upgrade apps to Rails 8.1 one at a time and run the full suite before merging.")
+    assert detect(repo) == {}
+
+
 def test_a_change_in_passing_leaves_older_memories_alone(repo):
     add(repo, "project/db.md", "mem_2025_01_10_001", "Orders are stored in PostgreSQL",
         "The order service keeps its orders in PostgreSQL, one table per order state.")

@@ -9,6 +9,8 @@ that the other memory never mentions.
 
 from __future__ import annotations
 
+import re
+
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.features import guides
 from dmm.conflicts.model import Candidate
@@ -28,9 +30,16 @@ def _version_range(f, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return found[0], found[-1]
 
 
+_FOR = re.compile(r"\bfor\s+([^,;:()]+)", re.I)
+
+
 def _named(f) -> set[str]:
-    """Names in the title; with a digit a name is a number (ADR-12, S3), compared as such."""
-    return {n for n in f.title_names if not any(c.isdigit() for c in n)}
+    """Names in the title, but for those it is *for* ("Rotate the Fastly token for the
+    Prometheus exporter": the exporter is where the rule applies, not its answer); with a digit
+    a name is a number (ADR-12, S3), compared as such."""
+    context = " ".join(_FOR.findall(f.memory.title)).lower()
+    return {n for n in f.title_names
+            if not any(c.isdigit() for c in n) and not re.search(rf"\b{re.escape(n)}\b", context)}
 
 
 def _other_names(fa, fb) -> tuple[str, str] | None:
@@ -130,7 +139,10 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         # a version is each memory's answer when both say it up front ("We run Django 3.2",
         # "Django upgrade to 5.2 is complete"); a guide that cites versions further down (Java
         # 17 in an example, C# 13 features) states no policy about them
-        names = {v.name for v in fa.point_versions} & {v.name for v in fb.point_versions}
+        # two topic headings of versions ("Guidance for upgrades to Rails 8.0", "... 8.1") are
+        # documents for two versions, as headings for two stacks are
+        names = (set() if fa.heading and fb.heading else
+                 {v.name for v in fa.point_versions} & {v.name for v in fb.point_versions})
         for name in sorted(names):
             lo_a, hi_a = _version_range(fa, name)
             lo_b, hi_b = _version_range(fb, name)
