@@ -68,11 +68,14 @@ def title_and_body(text: str, fallback: str, field: str) -> tuple[str, str]:
 def convert(repo: Path, folder: str, out: Path, tag: str, scope: str, match: str,
             field: str) -> int:
     names = [n for n in git(repo, "ls-tree", "-r", "--name-only", "HEAD", folder).splitlines()
-             if re.search(match, n) and Path(n).stem.lower() not in GENERIC]
+             if re.search(match, n)]
     dates = added_dates(repo, folder)
     serial: dict[str, int] = {}
+    out.mkdir(parents=True, exist_ok=True)
     for name in names:
         stem = Path(name).stem
+        if stem.lower() in ("readme", "index"):  # one folder per document: the folder names it
+            stem = Path(name).parent.name
         title, body = title_and_body(git(repo, "show", f"HEAD:{name}"),
                                      stem.replace("-", " ").replace("_", " "), field)
         day = dates.get(name) or "2025-01-01"
