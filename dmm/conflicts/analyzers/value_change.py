@@ -31,15 +31,15 @@ def _version_range(f, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 
 _FOR = re.compile(r"\bfor\s+([^,;:()]+)", re.I)
+_WORD = re.compile(r"[\w.+#-]+")  # a name as proper_names reads it (GOV.UK, C#, Next.js)
 
 
 def _named(f) -> set[str]:
     """Names in the title, but for those it is *for* ("Rotate the Fastly token for the
     Prometheus exporter": the exporter is where the rule applies, not its answer); with a digit
     a name is a number (ADR-12, S3), compared as such."""
-    context = " ".join(_FOR.findall(f.memory.title)).lower()
-    return {n for n in f.title_names
-            if not any(c.isdigit() for c in n) and not re.search(rf"\b{re.escape(n)}\b", context)}
+    context = {w.rstrip(".") for w in _WORD.findall(" ".join(_FOR.findall(f.memory.title)).lower())}
+    return {n for n in f.title_names if not any(c.isdigit() for c in n) and n not in context}
 
 
 def _other_names(fa, fb) -> tuple[str, str] | None:
