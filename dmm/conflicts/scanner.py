@@ -23,7 +23,7 @@ from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
 from dmm.conflicts.features import Features, build, cosine, parallel
 from dmm.conflicts.merger import merge
-from dmm.index import read
+from dmm.index import db, read
 from dmm.index.similar import similar_memories
 
 MAX_DF_RATIO = 0.02
@@ -184,12 +184,21 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
     with document frequencies from the whole store; that keeps a hook's scan fast on large
     stores.
     """
+    # every read in one snapshot (a refresh by another process in between would renumber the
+    # rows one statement found and the next looks up); the features are computed after it, so
+    # no writer waits for them
+    with db.snapshot(conn):
+        memories, weights, df, n, focus = _read_for_scan(conn, focus_ids)
+    return build(memories, weights, df, n), focus
+
+
+def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None) -> tuple:
     docs = dict(conn.execute("SELECT id, doc FROM memories"))
     if focus_ids is None:
         memories = read.memories(conn)
         by_doc = _weights(conn, None)
         weights = {m.id: by_doc.get(docs[m.id], {}) for m in memories}
-        return build(memories, weights), {m.id for m in memories}
+        return memories, weights, None, None, {m.id for m in memories}
     focus = {i for i in focus_ids if i in docs}
     wanted = set(focus)
     links = {mid: json.loads(sup) for mid, sup in conn.execute(
@@ -216,7 +225,7 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
         marks = ",".join("?" * len(chunk))
         df.update(conn.execute(f"SELECT term, count(*) FROM postings WHERE term IN ({marks}) "
                                "GROUP BY term", chunk))
-    return build(subset, weights, df, len(docs)), focus
+    return subset, weights, df, len(docs), focus
 
 
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
@@ -259,11 +268,12 @@ def against_store(conn: sqlite3.Connection, memory, config: dict,
     memories (through the cache's postings, so it stays fast on large stores) and the
     memories choosing another answer to the same question."""
     exclude = set(exclude_paths)
-    docs = {s.doc for s in similar_memories(conn, memory, exclude=tuple(exclude),
-                                            limit=NEIGHBOURS)}
-    docs |= set(other_answers(conn, memory.title).values())
-    others = [m for m in read.memories_by_doc(conn, sorted(docs)).values()
-              if m.id != memory.id and m.path not in exclude]
+    with db.snapshot(conn):
+        docs = {s.doc for s in similar_memories(conn, memory, exclude=tuple(exclude),
+                                                limit=NEIGHBOURS)}
+        docs |= set(other_answers(conn, memory.title).values())
+        others = [m for m in read.memories_by_doc(conn, sorted(docs)).values()
+                  if m.id != memory.id and m.path not in exclude]
     if not others:
         return []
     return detect(build(others + [memory]), {memory.id}, config)[0]

@@ -11,6 +11,7 @@ import math
 import sqlite3
 from typing import NamedTuple
 
+from dmm.index import db
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
 
@@ -38,7 +39,15 @@ def _idf(conn: sqlite3.Connection, terms: list[str], n_docs: int) -> dict[str, f
 
 def similar_memories(conn: sqlite3.Connection, memory: Memory, *, exclude: tuple[str, ...] = (),
                      limit: int = 5) -> list[Similar]:
-    """The stored memories most similar to ``memory`` (cosine, 0-1), best first."""
+    """The stored memories most similar to ``memory`` (cosine, 0-1), best first. Its reads
+    are one snapshot: the rows one statement finds are those the next looks up, whatever
+    another process refreshes meanwhile."""
+    with db.snapshot(conn):
+        return _similar(conn, memory, exclude, limit)
+
+
+def _similar(conn: sqlite3.Connection, memory: Memory, exclude: tuple[str, ...],
+             limit: int) -> list[Similar]:
     weights, _ = posting_weights(memory)
     n_docs = conn.execute("SELECT count(*) FROM memories").fetchone()[0] + 1
     if not weights or n_docs <= 1:

@@ -219,3 +219,37 @@ def test_a_cache_rebuilt_by_another_process_is_reopened_not_rebuilt_again(repo, 
     assert read.counts(conn)["total"] == 2 and report.read == 2
     conn.close()
     assert creates == [] and (repo.ws.index_dir / db.DB_NAME).stat().st_ino == rebuilt_inode
+
+
+def test_a_refresh_landing_between_two_reads_of_a_similarity_search_breaks_nothing(repo):
+    """Found under load: a concurrent approval's refresh renumbered a memory between the
+    statement that found it and the one that looked it up (KeyError). The reads of one search
+    are one snapshot now: the other process's write waits, the search sees one state."""
+    from dmm.index.similar import similar_memories
+    from dmm.memory.parse import parse_memory
+
+    for i in range(3):
+        age(repo.add(f"project/m{i}.md", f"mem_2026_01_01_00{i}", f"Cache refresh number {i}",
+                     body=f"The cache refresh writes postings for memory {i}."))
+    conn, _ = open_fresh(repo.ws)
+    other = sqlite3.connect(repo.ws.index_dir / db.DB_NAME, timeout=0, isolation_level=None)
+    refused = []
+
+    def meanwhile(sql: str) -> None:
+        if "SELECT doc, path, id, title FROM memories" in sql and not refused:
+            try:  # another process forgets every memory in between
+                other.execute("DELETE FROM memories")
+                refused.append(False)
+            except sqlite3.OperationalError as exc:  # it must wait for this snapshot
+                refused.append("locked" in str(exc))
+
+    draft, _ = parse_memory(memory_text("mem_2026_01_02_001", "Cache refresh numbers",
+                                        body="The cache refresh writes postings."),
+                            "project/new.md")
+    conn.set_trace_callback(meanwhile)
+    found = similar_memories(conn, draft, limit=5)
+    conn.set_trace_callback(None)
+    assert refused == [True]
+    assert len(found) == 3
+    other.close()
+    conn.close()
