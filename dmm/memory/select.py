@@ -44,8 +44,6 @@ def select(memories: list[Memory], s: Selection, today: dt.date | None = None) -
             continue
         out.append(m)
 
-    def key(m: Memory):
-        value = getattr(m, s.sort)
-        return (value is None, value if value is not None else "")
-
-    return sorted(out, key=key, reverse=s.reverse)
+    known = [m for m in out if getattr(m, s.sort) is not None]
+    unknown = [m for m in out if getattr(m, s.sort) is None]  # no `created`: last either way
+    return sorted(known, key=lambda m: getattr(m, s.sort), reverse=s.reverse) + unknown
