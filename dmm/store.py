@@ -14,6 +14,9 @@ from pathlib import Path
 from dmm.memory import Memory, Problem
 
 FileStat = tuple[int, int]  # (size, mtime_ns): plain tuples, cheap to build, compare and marshal
+# stat each file relative to its open folder where the platform allows it (not on Windows)
+_BY_FD = (os.stat in os.supports_dir_fd and os.scandir in os.supports_fd
+          and hasattr(os, "O_DIRECTORY"))
 
 
 def scan(memory_dir: Path) -> dict[str, FileStat]:
@@ -40,10 +43,6 @@ def scan(memory_dir: Path) -> dict[str, FileStat]:
             if fd is not None:
                 os.close(fd)
     return found
-
-
-_BY_FD = (os.stat in os.supports_dir_fd and os.scandir in os.supports_fd
-          and hasattr(os, "O_DIRECTORY"))
 
 
 def _scan_folder(folder: str, fd: int | None, prefix: str, found: dict[str, FileStat],
