@@ -84,8 +84,8 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
         gap = cfg["auto_priority_gap"]
         if dated and days >= cfg["auto_age_days"]:
             if clearly_more_trusted(older, newer, gap):
-                return ask(f"contradiction: {newer.id} is {count(days, 'day')} newer, but {older.id} "
-                           f"has higher confidence/priority ({older.confidence}, "
+                return ask(f"contradiction: {newer.id} is {count(days, 'day')} newer, but "
+                           f"{older.id} has higher confidence/priority ({older.confidence}, "
                            f"{older.priority} vs {newer.confidence}, {newer.priority})",
                            f"keep {newer.id} if the rule changed, or merge them")
             return keep(newer, f"contradiction: {newer.id} ({newer.created}) is "
