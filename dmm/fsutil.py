@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -19,6 +18,8 @@ def _umask() -> int:
 
 def _temp_beside(path: Path, text: str, mode: int) -> str:
     """A temporary file next to ``path`` holding ``text`` with ``mode``; its name."""
+    import tempfile  # only when writing: every command imports this module, few write
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dmm-tmp-")
     try:

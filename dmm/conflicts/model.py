@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +31,8 @@ def pair_key(a: str, b: str) -> tuple[str, str]:
 
 def conflict_id(a: str, b: str) -> str:
     """Stable id of the conflict between two memories: the same after any cache rebuild."""
+    import hashlib  # OpenSSL loads in 3 ms: only when an id is made, never to list conflicts
+
     x, y = pair_key(a, b)
     return "conflict_" + hashlib.sha1(f"{x}\n{y}".encode()).hexdigest()[:12]
 

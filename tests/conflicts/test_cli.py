@@ -158,3 +158,24 @@ def test_changed_settings_rescan_instead_of_keeping_old_verdicts(store):
     status = json.loads(store.dmm("status", "--json").stdout)
     assert status["conflicts"]["stale"]
     assert listed(store)["total"] == 0  # rescanned with the new setting, no file changed
+
+
+def test_fingerprint_tells_settings_and_weights_apart(tmp_path, monkeypatch):
+    """What a scan's verdicts depend on besides the memories: any setting but the auto_ ones
+    (which only say what to resolve), the analyzers' version and the fitted weights."""
+    from dmm.conflicts import analyzers
+    from dmm.config import DEFAULTS
+
+    config = dict(DEFAULTS["conflicts"])
+    base = analyzers.fingerprint(config)
+    assert analyzers.fingerprint(dict(config)) == base
+    assert analyzers.fingerprint({**config, "min_confidence": 0.9}) != base
+    auto = next(k for k in config if k.startswith("auto_"))
+    assert analyzers.fingerprint({**config, auto: "changed"}) == base
+    monkeypatch.setattr(analyzers, "VERSION", analyzers.VERSION + 1)
+    assert analyzers.fingerprint(config) != base
+    monkeypatch.undo()
+    weights = tmp_path / "weights.json"
+    weights.write_bytes(analyzers._WEIGHTS.read_bytes().replace(b"0", b"1", 1))
+    monkeypatch.setattr(analyzers, "_WEIGHTS", weights)
+    assert analyzers.fingerprint(config) != base

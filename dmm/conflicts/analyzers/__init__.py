@@ -8,8 +8,8 @@ both ephemeral) and the ids the scan is about (``ctx.focus``).
 
 from __future__ import annotations
 
-import hashlib
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,9 +31,10 @@ def fingerprint(config: dict) -> str:
     """What detection results depend on besides the memories: analyzer version, fitted
     weights and settings."""
     settings = {k: v for k, v in config.items() if not k.startswith("auto_")}
-    digest = hashlib.sha1(json.dumps([VERSION, settings], sort_keys=True).encode())
-    digest.update(_WEIGHTS.read_bytes())
-    return digest.hexdigest()
+    data = json.dumps([VERSION, settings], sort_keys=True).encode() + _WEIGHTS.read_bytes()
+    # checksums, not a cryptographic hash: they only tell that something changed, and every
+    # `conflicts list` computes them (hashlib would load OpenSSL for it: 3 ms)
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
 @dataclass
