@@ -216,7 +216,7 @@ def _stated(prose: str) -> str:
     return _TABLE_ROW.sub("", prose)
 
 
-_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._/+-][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*")
 _SHAPED = re.compile(r"\d|[A-Z].*[A-Z]|[._/+]")
 
@@ -252,9 +252,9 @@ def anchors(text: str, qs: list[Quantity]) -> set[str]:
     outside it that hold a digit, two capitals or a separator (RFC, E501, UTC, docs/x.md),
     plus each quantity as dimension=value in its base unit."""
     text = _undated(text)
-    out = {t.lower() for code in _INLINE_CODE.findall(text) for t in _TOKEN.findall(code)
+    out = {t.lower() for code in INLINE_CODE.findall(text) for t in _TOKEN.findall(code)
            if len(t) > 1}
-    out.update(t.lower() for t in _TOKEN.findall(_INLINE_CODE.sub(" ", text))
+    out.update(t.lower() for t in _TOKEN.findall(INLINE_CODE.sub(" ", text))
                if len(t) > 1 and _SHAPED.search(t))
     out.update(f"{q.dimension}={q.value:g}" for q in qs)
     return out

@@ -185,6 +185,31 @@ def test_a_negated_description_or_a_comparison_forbids_nothing(repo):
     assert detect(repo) == {}
 
 
+def test_forbidding_a_piece_of_code_contradicts_a_memory_whose_point_uses_it(repo):
+    from dmm.conflicts.analyzers.negation import _codes_forbidden
+
+    assert _codes_forbidden("Do not emit `application/problem+json`") == [
+        "application/problem+json"]
+    assert _codes_forbidden("`npm install` is not allowed in CI") == ["npm install"]
+    # the combining, a way of editing, a use against something: not the code itself
+    assert _codes_forbidden("Relevance order cannot be combined with the `sort` parameter") == []
+    assert _codes_forbidden("you never edit `.dmm/memory/` directly") == []
+    assert _codes_forbidden("Then use `rabbitmqadmin` against the `/orders` vhost") == []
+    # few words in common, one piece of code: forbidden by one, the other's point
+    add(repo, "project/a.md", "mem_2024_02_27_001", "Error responses follow RFC 9457",
+        "Every failed request is answered as `application/problem+json` with type, title and "
+        "status. Handlers build it through one helper.", tags="[api]")
+    add(repo, "project/b.md", "mem_2024_09_05_002", "Failures carry an error envelope",
+        "The iOS client looks for a top-level error object with a code and a message. Do not "
+        "emit `application/problem+json`: the SDK's decoder rejects that media type.",
+        tags="[api]")
+    # agrees with b: it forbids the same code in its own point
+    add(repo, "project/c.md", "mem_2024_10_01_001", "The gateway rewrites error bodies",
+        "Never send `application/problem+json` to mobile clients; the gateway converts it.",
+        tags="[gateway]")
+    assert detect(repo) == {("mem_2024_02_27_001", "mem_2024_09_05_002"): "contradictory"}
+
+
 def test_forbidding_one_action_does_not_contradict_another_action_on_the_same_thing(repo):
     add(repo, "agent/a.md", "mem_2025_04_10_001", "The agent never deletes remote branches",
         "Deleting a remote branch loses other people's work; leave it to the humans.",

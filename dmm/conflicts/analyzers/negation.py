@@ -6,13 +6,21 @@ before one such as "are not allowed" or "should be rejected". A pair counts when
 forbids what the other's title states as its point: the forbidden words meet the title (two of
 them, or the first, the verb or object the cue applies to), and the other memory says all of
 them somewhere. Cues match on word boundaries ("note" is not "not"; Chinese as substrings).
+
+Code is named the same way in any wording: a memory that forbids a piece of code ("Do not emit
+`application/problem+json`") contradicts one whose point prescribes that very code ("Every
+error is serialized as `application/problem+json`"), however little else the two share.
 """
 
 from __future__ import annotations
 
+import re
+
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import DIRECTIVE, guides
+from dmm.conflicts.features import (DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED, guides,
+                                    prohibitions)
 from dmm.conflicts.model import Candidate
+from dmm.text.analyze import terms
 
 NAME = "negation"
 
@@ -47,15 +55,56 @@ def _forbidden(f, g) -> tuple[str, bool] | None:
     return None
 
 
+# a cue right before a piece of code that ends the clause, at most one verb and an article
+# between: "do not emit `x`", "never run the `x`", "no `x`", "instead of `x`"; "cannot be
+# combined with the `x`" forbids the combining, "never edit `x` directly" a way of editing it,
+# "use `y` against the `x`" nothing
+_BEFORE_CODE = re.compile(
+    rf"(?:{FORBIDS_ACTION.pattern}|\b(?:no|not|instead\s+of|rather\s+than)\b)"
+    r"\s+(?:[\w-]+\s+)?(?:(?:a|an|the|any)\s+)?`$", re.I)
+_MORE = re.compile(r"\w")
+# a piece of code and at most one word, then a cue that forbids what precedes it: "`x` files
+# are not allowed"
+_AFTER_CODE = re.compile(rf"`\s+(?:[\w-]+\s+)?(?:{PROHIBITED.pattern})", re.I)
+
+
+def _codes_forbidden(clause: str) -> list[str]:
+    """The pieces of code ``clause`` forbids by name."""
+    return [m.group(1) for m in INLINE_CODE.finditer(clause)
+            if (_BEFORE_CODE.search(clause, 0, m.start() + 1)
+                and not _MORE.search(clause, m.end()))
+            or _AFTER_CODE.match(clause, m.end() - 1)]
+
+
+def _forbidden_code(f, g) -> tuple[str, bool] | None:
+    """The clause of ``f`` that forbids a piece of code ``g``'s point (title and first
+    sentence) uses without forbidding it, if any; the code must be specific to the two in
+    this store (`make`, `main` or `true` in a store of build notes names nothing)."""
+    used = set()
+    for sentence in g.point.split("\n"):
+        # code in a clause that forbids something is not prescribed, whatever is forbidden
+        forbidden_here = {c.lower() for _, _, clause in prohibitions(sentence)
+                          for c in INLINE_CODE.findall(clause)}
+        used |= {c.lower() for c in INLINE_CODE.findall(sentence)} - forbidden_here
+    if not used:
+        return None
+    for point, (_, _, clause) in [(True, p) for p in f.title_prohibitions] + \
+            [(False, p) for p in f.prohibitions]:
+        for code in _codes_forbidden(clause):
+            if code.lower() in used and f.corpus.specific(terms(code)):
+                return clause, point
+    return None
+
+
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["negation_similarity"]
     out = []
     for a, b, sim in ctx.pairs:
-        if sim < floor:
-            continue
         fa, fb = ctx.features[a], ctx.features[b]
         for f, g in ((fa, fb), (fb, fa)):
-            found = _forbidden(f, g)
+            # code forbidden in one and prescribed in the other binds the pair by itself;
+            # forbidden words need the two to be about the same thing
+            found = _forbidden_code(f, g) or (_forbidden(f, g) if sim >= floor else None)
             if found:
                 clause, in_title = found
                 out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.35 + sim),
