@@ -419,10 +419,18 @@ def _shaped(name: str, text: str) -> bool:
     return any(c.isupper() or c.isdigit() for c in word[1:]) or not word.isalnum()
 
 
+# where a sentence ends: its full stop, a blank line, a list item or a heading; not a line
+# break inside a paragraph (memories are markdown, often wrapped at 80 columns)
+_SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n\s*(?:\n|[-*+]\s|\d+[.)]\s|#)")
+
+
 def _sentence_at(text: str, pos: int) -> str:
-    start = max(text.rfind(". ", 0, pos), text.rfind("\n", 0, pos)) + 1
-    ends = [i for i in (text.find(". ", pos), text.find("\n", pos)) if i != -1]
-    return text[start:min(ends) if ends else len(text)]
+    """The sentence of ``text`` around position ``pos``."""
+    start = 0
+    for m in _SENTENCE_BREAK.finditer(text, 0, pos):
+        start = m.end()
+    end = _SENTENCE_BREAK.search(text, pos)
+    return text[start:end.start() if end else len(text)]
 
 
 def parallel(a: Features, b: Features) -> bool:

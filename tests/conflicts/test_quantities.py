@@ -82,3 +82,21 @@ def test_one_letter_units_against_the_number():
 def test_a_frequency_is_the_period_between_two_events(a, b):
     qa, qb = one(a), one(b)
     assert qa.dimension == qb.dimension == "duration" and same_value(qa.value, qb.value)
+
+
+def test_a_value_is_read_with_its_whole_sentence_across_wrapped_lines():
+    """Memories are markdown, often wrapped at 80 columns: the words a value is said about
+    may sit on the line before it. A blank line, a list item or a heading ends a sentence."""
+    from dmm.conflicts.features import build
+    from dmm.memory import Memory
+
+    body = ("The OkHttp client inside `StripeGateway` waits\n30000 milliseconds for a "
+            "response.\n\n- retries: 2 times\n- the pool keeps\n  5 connections")
+    memory = Memory(id="mem_2025_01_01_001", path="project/a.md", title="Payment calls",
+                    body=body, tags=["payments"], scope="project", priority=0.5,
+                    confidence="active", status="active")
+    f = build([memory])[memory.id]
+    context = {q.text: c - f.title_terms for q, c in zip(f.quantities, f.contexts)}
+    assert {"okhttp", "stripegateway", "respons"} <= context["30000 milliseconds"]
+    assert "okhttp" not in context["2 times"] and "retri" in context["2 times"]
+    assert "pool" in context["5 connections"] and "retri" not in context["5 connections"]
