@@ -216,7 +216,9 @@ def _stated(prose: str) -> str:
     return _TABLE_ROW.sub("", prose)
 
 
-INLINE_CODE = re.compile(r"`([^`\n]+)`")
+# a code span may wrap onto the next line (markdown reads the line break as a space), never
+# across a blank line
+INLINE_CODE = re.compile(r"`([^`\n]+(?:\n[^`\n]+)*)`")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._/+-][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*")
 _SHAPED = re.compile(r"\d|[A-Z].*[A-Z]|[._/+]")
 

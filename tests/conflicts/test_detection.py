@@ -220,6 +220,17 @@ def test_forbidding_one_action_does_not_contradict_another_action_on_the_same_th
     assert detect(repo) == {}
 
 
+def test_code_wrapped_onto_the_next_line_is_one_piece_of_code():
+    """A code span may wrap (markdown reads the line break as a space): its tokens are
+    anchors, and a backtick after a blank line starts nothing."""
+    from dmm.conflicts.features import anchors
+
+    found = anchors("Regenerate them with `./gradlew\n:db:generateJooq` and compile again.", [])
+    assert {"gradlew", "generatejooq"} <= found
+    # unmatched backticks two paragraphs apart do not make the prose between them code
+    assert "between" not in anchors("A stray ` here.\n\nwords between\n\nand ` there", [])
+
+
 def test_the_same_code_and_values_in_two_languages_is_a_duplicate(repo):
     add(repo, "project/a.md", "mem_2025_06_10_001", "Health checks answer on /healthz",
         "Every service answers `GET /healthz` with `200` when ready and `503` while "

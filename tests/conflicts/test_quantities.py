@@ -100,3 +100,4 @@ def test_a_value_is_read_with_its_whole_sentence_across_wrapped_lines():
     assert {"okhttp", "stripegateway", "respons"} <= context["30000 milliseconds"]
     assert "okhttp" not in context["2 times"] and "retri" in context["2 times"]
     assert "pool" in context["5 connections"] and "retri" not in context["5 connections"]
+
