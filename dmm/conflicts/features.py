@@ -343,7 +343,10 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
 
 
 _NAME = re.compile(r"(?<![\w.-])([A-Z][A-Za-z0-9.+#-]{2,})\b")
-_SENTENCE_START = re.compile(r"(^|[.!?:]\s+|\n\s*[-*]?\s*)$")
+# what may come right before the first word of a sentence: the start, a full stop, a blank
+# line, a list item's bullet, a heading's hashes; not a line break inside a paragraph (memories
+# are often wrapped at 80 columns: "the contractor team at\nNordwave" names Nordwave)
+_SENTENCE_START = re.compile(r"(^|[.!?:]\s+|\n[ \t]*\n\s*|\n[ \t]*(?:[-*+>]|\d+[.)]|#+)[ \t]+)$")
 
 
 def proper_names(text: str) -> set[str]:
@@ -353,7 +356,7 @@ def proper_names(text: str) -> set[str]:
     for m in _NAME.finditer(text):
         word = m.group(1).rstrip(".")
         shaped = any(c.isupper() or c.isdigit() for c in word[1:])
-        if shaped or not _SENTENCE_START.search(text[max(0, m.start() - 3):m.start()]):
+        if shaped or not _SENTENCE_START.search(text[max(0, m.start() - 8):m.start()]):
             if word.lower() not in STOPWORDS:
                 out.add(word.lower())
     return out

@@ -350,6 +350,14 @@ def test_two_people_named_for_the_same_role_contradict(repo):
     assert detect(repo) == {("mem_2025_03_15_001", "mem_2026_01_15_001"): "contradictory"}
 
 
+def test_a_name_at_the_start_of_a_wrapped_line_is_still_a_name():
+    from dmm.conflicts.features import proper_names
+
+    text = ("The staff app is maintained by the contractor team at\nNordwave since June.\n\n"
+            "Since then nothing changed.\n- Reviews happen weekly.\n1. Builds run nightly.")
+    assert proper_names(text) == {"nordwave", "june"}
+
+
 def test_titles_stating_different_values_contradict_whatever_details_agree(repo):
     # the bodies share a detail (one tester ran the smoke suite), the titles disagree
     add(repo, "project/a.md", "mem_2025_05_16_001",
