@@ -76,35 +76,44 @@ def _codes_forbidden(clause: str) -> list[str]:
             or _AFTER_CODE.match(clause, m.end() - 1)]
 
 
-def _forbidden_code(f, g) -> tuple[str, bool] | None:
-    """The clause of ``f`` that forbids a piece of code ``g``'s point (title and first
-    sentence) uses without forbidding it, if any; the code must be specific to the two in
-    this store (`make`, `main` or `true` in a store of build notes names nothing)."""
+def _prescribed_code(g) -> set[str]:
+    """The code ``g``'s point (title and first sentence) uses without forbidding it."""
     used = set()
     for sentence in g.point.split("\n"):
         # code in a clause that forbids something is not prescribed, whatever is forbidden
         forbidden_here = {c.lower() for _, _, clause in prohibitions(sentence)
                           for c in INLINE_CODE.findall(clause)}
         used |= {c.lower() for c in INLINE_CODE.findall(sentence)} - forbidden_here
-    if not used:
-        return None
-    for point, (_, _, clause) in [(True, p) for p in f.title_prohibitions] + \
-            [(False, p) for p in f.prohibitions]:
-        for code in _codes_forbidden(clause):
-            if code.lower() in used and f.corpus.specific(terms(code)):
-                return clause, point
-    return None
+    return used
+
+
+def _forbidden_codes(f) -> list[tuple[str, str, bool]]:
+    """(code, clause, in the title) for each piece of code ``f`` forbids by name; only code
+    specific in the store counts (`make`, `main` or `true` in a store of build notes names
+    nothing)."""
+    return [(code.lower(), clause, point)
+            for point, (_, _, clause) in [(True, p) for p in f.title_prohibitions]
+            + [(False, p) for p in f.prohibitions]
+            for code in _codes_forbidden(clause) if f.corpus.specific(terms(code))]
 
 
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["negation_similarity"]
+    forbidden: dict[str, list] = {}  # per memory, computed once per scan
+    prescribed: dict[str, set[str]] = {}
     out = []
     for a, b, sim in ctx.pairs:
         fa, fb = ctx.features[a], ctx.features[b]
         for f, g in ((fa, fb), (fb, fa)):
             # code forbidden in one and prescribed in the other binds the pair by itself;
             # forbidden words need the two to be about the same thing
-            found = _forbidden_code(f, g) or (_forbidden(f, g) if sim >= floor else None)
+            if f.id not in forbidden:
+                forbidden[f.id] = _forbidden_codes(f)
+            if forbidden[f.id] and g.id not in prescribed:
+                prescribed[g.id] = _prescribed_code(g)
+            found = next(((clause, point) for code, clause, point in forbidden[f.id]
+                          if code in prescribed[g.id]), None)
+            found = found or (_forbidden(f, g) if sim >= floor else None)
             if found:
                 clause, in_title = found
                 out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.35 + sim),
