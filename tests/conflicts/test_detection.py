@@ -208,6 +208,12 @@ def test_forbidding_a_piece_of_code_contradicts_a_memory_whose_point_uses_it(rep
         "Never send `application/problem+json` to mobile clients; the gateway converts it.",
         tags="[gateway]")
     assert detect(repo) == {("mem_2024_02_27_001", "mem_2024_09_05_002"): "contradictory"}
+    conn, _ = open_fresh(repo.ws)
+    (description,), = conn.execute("SELECT description FROM conflicts").fetchall()
+    conn.close()
+    # the evidence quotes the sentence that prescribes the code, not a title without it
+    assert "Do not emit `application/problem+json`" in description
+    assert "Every failed request is answered as `application/problem+json`" in description
 
 
 def test_forbidding_one_action_does_not_contradict_another_action_on_the_same_thing(repo):

@@ -76,14 +76,17 @@ def _codes_forbidden(clause: str) -> list[str]:
             or _AFTER_CODE.match(clause, m.end() - 1)]
 
 
-def _prescribed_code(g) -> set[str]:
-    """The code ``g``'s point (title and first sentence) uses without forbidding it."""
-    used = set()
+def _prescribed_code(g) -> dict[str, str]:
+    """The code ``g``'s point (title and first sentence) uses without forbidding it, and the
+    sentence that uses it."""
+    used = {}
     for sentence in g.point.split("\n"):
         # code in a clause that forbids something is not prescribed, whatever is forbidden
         forbidden_here = {c.lower() for _, _, clause in prohibitions(sentence)
                           for c in INLINE_CODE.findall(clause)}
-        used |= {c.lower() for c in INLINE_CODE.findall(sentence)} - forbidden_here
+        for code in INLINE_CODE.findall(sentence):
+            if code.lower() not in forbidden_here:
+                used.setdefault(code.lower(), sentence)
     return used
 
 
@@ -100,25 +103,28 @@ def _forbidden_codes(f) -> list[tuple[str, str, bool]]:
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["negation_similarity"]
     forbidden: dict[str, list] = {}  # per memory, computed once per scan
-    prescribed: dict[str, set[str]] = {}
+    prescribed: dict[str, dict[str, str]] = {}
     out = []
     for a, b, sim in ctx.pairs:
         fa, fb = ctx.features[a], ctx.features[b]
         for f, g in ((fa, fb), (fb, fa)):
-            # code forbidden in one and prescribed in the other binds the pair by itself;
-            # forbidden words need the two to be about the same thing
+            # code forbidden in one and prescribed in the other binds the pair by itself
+            # (quoted with the sentence that prescribes it); forbidden words need the two to
+            # be about the same thing (quoted with the title they contradict)
             if f.id not in forbidden:
                 forbidden[f.id] = _forbidden_codes(f)
             if forbidden[f.id] and g.id not in prescribed:
                 prescribed[g.id] = _prescribed_code(g)
-            found = next(((clause, point) for code, clause, point in forbidden[f.id]
+            found = next(((clause, point, prescribed[g.id][code])
+                          for code, clause, point in forbidden[f.id]
                           if code in prescribed[g.id]), None)
-            found = found or (_forbidden(f, g) if sim >= floor else None)
+            if not found and sim >= floor and (words := _forbidden(f, g)):
+                found = (*words, g.memory.title)
             if found:
-                clause, in_title = found
+                clause, in_title, stated = found
                 out.append(Candidate(a, b, NAME, "contradictory", min(0.85, 0.35 + sim),
                                      f"{f.id} says {clause[:160]!r}, {g.id} says "
-                                     f"{g.memory.title!r}", (clause, g.memory.title),
+                                     f"{stated[:160]!r}", (clause, stated),
                                      on_point=0.5 + 0.5 * in_title))
                 break
     return out
