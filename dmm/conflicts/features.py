@@ -8,6 +8,7 @@ plain substrings).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
@@ -196,6 +197,10 @@ class Features:
         return self.memory.id
 
 
+# a memory stating more values than this is a table or a dump, not a rule with its answer:
+# its first values are read (comparing every value of two such memories is quadratic)
+MAX_QUANTITIES = 200
+
 _SECTION = re.compile(r"^#{1,6}\s+\S", re.M)
 _CODE_BLOCK = re.compile(r"^```.*?^```", re.S | re.M)
 _LINK = re.compile(r"\[[^\]\n]*\]\([^)\n]*\)")
@@ -310,7 +315,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         sentences = split_sentences(body)
         prose = _prose(body)
         stated = _stated(prose)
-        qs = quantities(stated)
+        qs = quantities(stated)[:MAX_QUANTITIES]
         title_terms = set(terms(m.title))
         title_names = title_proper_names(m.title)
         prose_sentences = split_sentences(prose)
@@ -327,7 +332,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         out[m.id] = Features(
             memory=m, vector={t: v / norm for t, v in vec.items()},
             title_terms=title_terms, quantities=qs,
-            contexts=[set(terms(_sentence_at(stated, q.start))) | title_terms for q in qs],
+            contexts=_contexts(stated, qs, title_terms),
             versions=versions(stated), sentences=sentences,
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in prose_sentences for p in prohibitions(s)],
@@ -429,13 +434,28 @@ def _shaped(name: str, text: str) -> bool:
 _SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n\s*(?:\n|[-*+]\s|\d+[.)]\s|#)")
 
 
-def _sentence_at(text: str, pos: int) -> str:
-    """The sentence of ``text`` around position ``pos``."""
-    start = 0
-    for m in _SENTENCE_BREAK.finditer(text, 0, pos):
-        start = m.end()
-    end = _SENTENCE_BREAK.search(text, pos)
-    return text[start:end.start() if end else len(text)]
+# a "sentence" longer than this either side of a value is a run-on text (a pasted log, a list
+# of figures without full stops): the words near the value are its context
+CONTEXT_CHARS = 300
+
+
+def _contexts(text: str, qs: list[Quantity], title_terms: set[str]) -> list[set[str]]:
+    """The terms of the sentence each quantity of ``text`` is said in, with the title's. Each
+    sentence is read once, however many values it holds."""
+    breaks = [(m.start(), m.end()) for m in _SENTENCE_BREAK.finditer(text)]
+    starts, ends = [b[0] for b in breaks], [b[1] for b in breaks]
+    read: dict[tuple[int, int], set[str]] = {}
+    out = []
+    for q in qs:
+        i = bisect.bisect_right(ends, q.start) - 1
+        j = bisect.bisect_left(starts, q.start)
+        span = (ends[i] if i >= 0 else 0, starts[j] if j < len(starts) else len(text))
+        if span[1] - span[0] > 2 * CONTEXT_CHARS:
+            span = (max(span[0], q.start - CONTEXT_CHARS), min(span[1], q.start + CONTEXT_CHARS))
+        if span not in read:
+            read[span] = set(terms(text[span[0]:span[1]])) | title_terms
+        out.append(read[span])
+    return out
 
 
 def parallel(a: Features, b: Features) -> bool:

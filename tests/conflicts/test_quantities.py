@@ -101,3 +101,23 @@ def test_a_value_is_read_with_its_whole_sentence_across_wrapped_lines():
     assert "okhttp" not in context["2 times"] and "retri" in context["2 times"]
     assert "pool" in context["5 connections"] and "retri" not in context["5 connections"]
 
+
+
+def test_a_run_on_text_is_read_near_each_value_and_only_its_first_values():
+    """A pasted log or a list of figures without full stops is one long "sentence": each value
+    is read with the words near it, and only the first values of such a dump are compared
+    (reading the whole text around each of thousands of values took minutes per memory)."""
+    from dmm.conflicts.features import CONTEXT_CHARS, MAX_QUANTITIES, build
+    from dmm.memory import Memory
+
+    body = "the upload proxy waits 30 seconds " + " ".join(
+        f"node{k} keeps {k % 9 + 1} connections" for k in range(2 * MAX_QUANTITIES))
+    assert len(body) > 4 * CONTEXT_CHARS
+    memory = Memory(id="mem_2025_01_01_001", path="project/a.md", title="Pool figures",
+                    body=body, tags=["pool"], scope="project", priority=0.5,
+                    confidence="active", status="active")
+    f = build([memory])[memory.id]
+    assert len(f.quantities) == MAX_QUANTITIES
+    first, last = f.contexts[0] - f.title_terms, f.contexts[-1] - f.title_terms
+    assert {"upload", "proxi", "wait"} <= first
+    assert "proxi" not in last and "connect" in last
