@@ -281,6 +281,21 @@ def records_change(sentence: str) -> bool:
             and bool(CHANGED.search(sentence) or CHANGE_DONE.search(sentence)))
 
 
+def _changes(point: list[str]) -> list[tuple[str, set[str], set[str]]]:
+    """The sentences of a memory's point that record a change, each with its names and terms.
+    A title that records a change is told in the first sentence ("Staff app maintenance handed
+    to the Nordwave contractors": "Since Yuki's last day, the staff app is maintained by ..."):
+    the names there are the change's too."""
+    out = []
+    for i, s in enumerate(point):
+        if records_change(s):
+            names = proper_names(s)
+            if i == 0 and len(point) > 1:
+                names |= proper_names(point[1])
+            out.append((s, names, set(terms(s))))
+    return out
+
+
 def lead(title: str, prose_sentences: list[str]) -> list[str]:
     """A memory's point: its title and the first sentence of its prose. A memory that records
     a change says so there ("Paging moved from Opsgenie to PagerDuty"); a change mentioned
@@ -340,8 +355,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=contexts, choices=chosen,
             names=title_names | proper_names(body), title_names=title_names,
-            changes=[(s, proper_names(s), set(terms(s))) for s in point
-                     if records_change(s)],
+            changes=_changes(point),
             heading=heading, point=point_text, point_versions=versions(point_text),
             sections=len(_SECTION.findall(prose)), corpus=corpus)
     return out

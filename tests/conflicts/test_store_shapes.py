@@ -180,6 +180,45 @@ def test_a_change_that_is_a_memorys_point_makes_the_older_one_stale(repo):
     assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_09_10_001"): "stale"}
 
 
+_ANDROID_STORE = [  # a team's store where "Android" is in most memories: it binds nothing
+    ("Android builds use Gradle 8", "Every Android build runs Gradle 8 with the version catalog."),
+    ("Android screenshots are taken on a Pixel emulator", "Store screenshots come from CI."),
+    ("Android strings live in one module", "Translators edit the strings module only."),
+    ("Crash reports go to Sentry", "The Android client uploads crashes with ProGuard maps."),
+    ("Feature flags are read at start-up", "The Android app caches flags for one session."),
+    ("Deep links are declared in the manifest", "Every Android deep link has an intent test."),
+    ("Dark theme follows the system setting", "No screen of the app forces a light background."),
+    ("Analytics events are named in snake_case", "Event names are reviewed by the data team."),
+    ("Accessibility labels on every button", "TalkBack reads each control by its label."),
+    ("Network calls go through Retrofit", "One OkHttp client is shared by all services."),
+    ("Images are loaded with Coil", "Placeholders are vector drawables."),
+    ("Database migrations are tested", "Each Room migration has a test with old data."),
+    ("Push notifications use Firebase", "Topics are named after the user's region."),
+    ("Beta builds go to the internal track", "Testers install them from Play Console."),
+    ("Kotlin code style is ktlint", "CI fails on any ktlint finding."),
+    ("Offline mode keeps the last feed", "The app stores the feed for 24 hours."),
+    ("App size stays under 30 MB", "Large assets are downloaded on first use."),
+    ("Login uses the system account picker", "The app never asks for a password itself."),
+]
+
+
+def test_a_change_in_the_title_is_told_by_the_first_sentence(repo):
+    for n, (title, body) in enumerate(_ANDROID_STORE):
+        add(repo, f"project/s{n}.md", f"mem_2024_06_01_{n + 1:03d}", title, body,
+            tags="[android]")
+    # the title records the handover; whose it was is said only in the first sentence
+    add(repo, "project/old.md", "mem_2025_01_10_001", "Priya maintains the Android app",
+        "She reviews every release of the app and signs the bundle.", tags="[android]")
+    add(repo, "project/new.md", "mem_2025_09_10_001",
+        "Android app upkeep handed to the Harbor team",
+        "Since Priya left for payments, the Harbor team reviews every release of the app.",
+        tags="[android]")
+    # the name alone binds no other subject of hers
+    add(repo, "project/other.md", "mem_2025_02_10_001", "Priya owns the billing dashboard",
+        "She answers questions about the billing dashboard and its monthly exports.")
+    assert detect(repo) == {("mem_2025_01_10_001", "mem_2025_09_10_001"): "stale"}
+
+
 def test_a_recorded_change_binds_by_the_subject_words_when_no_name_does(repo):
     add(repo, "project/old.md", "mem_2025_01_10_001",
         "Invoices are stored as PDF files in the archive bucket",
