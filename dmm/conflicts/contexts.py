@@ -8,6 +8,8 @@ contexts are the members its title and tags name. Pure data and one function.
 
 from __future__ import annotations
 
+import re
+
 from dmm.text.analyze import words
 
 FAMILIES = {
@@ -28,12 +30,15 @@ SAME = {"py": "python", "yml": "yaml", "prod": "production", "dev": "development
 # matched as whole words, not stems: "production" must not meet "product"
 _MEMBERS = {word: (family, SAME.get(word, word))
             for family, members in FAMILIES.items() for word in members.split()}
+# a prefixed compound names another context: "pre-production" is not production, nor is
+# "non-production"
+_PREFIXED = re.compile(r"\b(?:pre|non)-\w+", re.IGNORECASE)
 
 
 def named_contexts(title: str, tags: list[str]) -> dict[str, set[str]]:
     """The contexts a memory's title and tags name, by family."""
     out: dict[str, set[str]] = {}
-    for word in words(" ".join([title, *tags])):
+    for word in words(_PREFIXED.sub(" ", " ".join([title, *tags]))):
         if word in _MEMBERS:
             family, member = _MEMBERS[word]
             out.setdefault(family, set()).add(member)

@@ -272,6 +272,23 @@ def test_named_contexts_are_whole_words():
     assert named_contexts("Product pages are cached", []) == {}  # "product" is not production
     assert apart(named_contexts("Prod database", []), named_contexts("production", [])) is None
     assert apart(python, named_contexts("Timeouts", [])) is None  # one side names none
+    # a prefixed compound names another context
+    assert named_contexts("Pre-production builds are promoted by hand", []) == {}
+    assert named_contexts("Non-production data", ["ci"]) == {"environment": {"ci"}}
+
+
+def test_a_change_to_pre_production_leaves_production_alone(repo):
+    add(repo, "project/prod.md", "mem_2024_08_01_001",
+        "Production releases are a reviewed PR plus a manual Flux reconcile",
+        "Open a PR that pins the image tag of the production overlay, get two approvals, then "
+        "run the Flux reconcile by hand. Automated reconcile is switched off for production.",
+        tags="[deploy, production]")
+    add(repo, "project/preprod.md", "mem_2025_03_26_001",
+        "A person picks the build that goes onto pre-production",
+        "The Flux kustomization of the pre-production environment has its automated reconcile "
+        "switched off; someone runs the promote workflow by hand with a commit SHA.",
+        tags="[deploy, qa]")
+    assert detect(repo) == {}
 
 
 def test_a_day_of_the_month_is_no_count():
