@@ -283,9 +283,9 @@ def records_change(sentence: str) -> bool:
 
 def _changes(point: list[str]) -> list[tuple[str, set[str], set[str]]]:
     """The sentences of a memory's point that record a change, each with its names and terms.
-    A title that records a change is told in the first sentence ("Staff app maintenance handed
-    to the Nordwave contractors": "Since Yuki's last day, the staff app is maintained by ..."):
-    the names there are the change's too."""
+    A title that records a change is told in the first sentence ("Android app upkeep handed to
+    the Harbor team": "Since Priya left for payments, the Harbor team ..."): the names there
+    are the change's too."""
     out = []
     for i, s in enumerate(point):
         if records_change(s):
