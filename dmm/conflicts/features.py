@@ -99,6 +99,12 @@ def _forbids(clause: str, cue: re.Match) -> bool:
     return not _COMPARES.search(clause, 0, cue.start())
 
 
+# a conditional clause states when something holds, it forbids nothing: "if there is no session
+# cookie", "when no token is given", "unless nothing changed"
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|wenn|falls|sofern|si|cuando)\b"
+                        r"[^,;:()\n.!?]*", re.I)
+
+
 def prohibitions(sentence: str) -> list[Prohibition]:
     """What ``sentence`` forbids: (is_action, terms in order, clause) for each clause with a
     cue (the clause in its own words, to quote as evidence). The
@@ -108,7 +114,7 @@ def prohibitions(sentence: str) -> list[Prohibition]:
     out: list[Prohibition] = []
     if not _may_forbid(sentence):
         return out
-    for clause in _CLAUSE.split(sentence):
+    for clause in _CLAUSE.split(_CONDITION.sub(";", sentence)):
         if not clause or not clause.strip():
             continue
         action = False

@@ -185,6 +185,24 @@ def test_a_negated_description_or_a_comparison_forbids_nothing(repo):
     assert detect(repo) == {}
 
 
+def test_a_condition_forbids_nothing(repo):
+    from dmm.conflicts.features import prohibitions
+
+    assert prohibitions("If there is no lock file, the build fails.") == []
+    assert prohibitions("When no token is given, requests are anonymous.") == []
+    # the rule around a condition still forbids, the condition's words are not its object
+    assert [p[1] for p in prohibitions("Never push to main unless the build is green.")] == [
+        ("main",)]
+    assert [p[1] for p in prohibitions("If a test fails, do not retry it.")] == [("retri",)]
+    add(repo, "project/cookies.md", "mem_2024_03_10_001",
+        "Session cookies in the storefront apps",
+        "The storefront apps set a session cookie on login and read it on every request.")
+    add(repo, "project/headers.md", "mem_2024_09_11_001", "How the account headers work",
+        "The proxy adds the account headers. These headers are not set if there is no session "
+        "cookie in the storefront request.")
+    assert detect(repo) == {}
+
+
 def test_forbidding_a_piece_of_code_contradicts_a_memory_whose_point_uses_it(repo):
     from dmm.conflicts.analyzers.negation import _codes_forbidden
 
