@@ -127,6 +127,12 @@ def _frequencies(text: str) -> list[Quantity]:
     return out
 
 
+# HTTP error statuses: "404s" and "503s" are responses counted, not durations (a glued "s"
+# is otherwise seconds: "30s")
+_HTTP_ERRORS = frozenset(range(400, 419)) | {421, 422, 423, 424, 425, 426, 428, 429, 431, 451} \
+    | frozenset(range(500, 512))
+
+
 def quantities(text: str) -> list[Quantity]:
     out = _frequencies(text)
     taken = {i for q in out for i in range(q.start, q.start + len(q.text))}
@@ -153,6 +159,8 @@ def quantities(text: str) -> list[Quantity]:
         unit = u.group(1).lower() if u else ""
         if len(unit) == 1 and (m.group(3) or u.start(1) != end):
             unit = ""  # "30s", "46d": a one-letter unit only written against a number
+        if unit == "s" and value in _HTTP_ERRORS and m.group(1) and "." not in m.group(1):
+            continue  # "high numbers of 404s", "503s from the origin": statuses, not seconds
         if unit == "second" and m.group(3) in ("a", "an", "one", "ein", "eine"):
             continue  # "a second approach": an ordinal far more often than a duration
         if unit in DURATION:

@@ -121,3 +121,10 @@ def test_a_run_on_text_is_read_near_each_value_and_only_its_first_values():
     first, last = f.contexts[0] - f.title_terms, f.contexts[-1] - f.title_terms
     assert {"upload", "proxi", "wait"} <= first
     assert "proxi" not in last and "connect" in last
+
+
+def test_http_error_statuses_counted_are_not_seconds():
+    assert quantities("Watch for high numbers of 404s and 503s after the switch.") == []
+    # a glued "s" is otherwise seconds, and so is an error status with a decimal
+    assert [(q.dimension, q.value) for q in quantities("timeout 30s, then 300s, then 404.5s")] \
+        == [("duration", 30.0), ("duration", 300.0), ("duration", 404.5)]
