@@ -101,8 +101,9 @@ def _forbids(clause: str, cue: re.Match) -> bool:
 
 # a conditional clause states when something holds, it forbids nothing: "if there is no session
 # cookie", "when no token is given", "unless nothing changed"
-_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|wenn|falls|sofern|si|cuando)\b"
-                        r"[^,;:()\n.!?]*", re.I)
+# ("si" not in capitals: "SI units" are no condition)
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case|wenn|falls|sofern|(?-i:[Ss]i)|"
+                        r"cuando)\b[^,;:()\n.!?]*", re.I)
 
 
 def prohibitions(sentence: str) -> list[Prohibition]:

@@ -194,6 +194,7 @@ def test_a_condition_forbids_nothing(repo):
     assert [p[1] for p in prohibitions("Never push to main unless the build is green.")] == [
         ("main",)]
     assert [p[1] for p in prohibitions("If a test fails, do not retry it.")] == [("retri",)]
+    assert prohibitions("Use SI units and never imperial ones.")  # SI is no Spanish "si"
     add(repo, "project/cookies.md", "mem_2024_03_10_001",
         "Session cookies in the storefront apps",
         "The storefront apps set a session cookie on login and read it on every request.")
