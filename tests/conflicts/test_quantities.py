@@ -128,3 +128,15 @@ def test_http_error_statuses_counted_are_not_seconds():
     # a glued "s" is otherwise seconds, and so is an error status with a decimal
     assert [(q.dimension, q.value) for q in quantities("timeout 30s, then 300s, then 404.5s")] \
         == [("duration", 30.0), ("duration", 300.0), ("duration", 404.5)]
+
+
+def test_a_second_is_an_ordinal_whatever_its_case():
+    # "A Second Approach" heads a section; "one second" alone is too often "another"
+    assert quantities("A Second Approach: use the builder.") == []
+    assert quantities("a second reviewer looks at it") == []
+    assert [q.value for q in quantities("we wait 2 seconds, then a 3 second pause")] == [2.0, 3.0]
+
+
+def test_number_words_and_scales_are_read_once():
+    assert [(q.dimension, q.value, q.text) for q in quantities("5 thousand users, Five Tage")] \
+        == [("count:user", 5000.0, "5 thousand users"), ("duration", 5 * 86400.0, "Five Tage")]
