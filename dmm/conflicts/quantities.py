@@ -153,7 +153,7 @@ _HTTP_ERRORS = frozenset(range(400, 419)) | {421, 422, 423, 424, 425, 426, 428, 
 def quantities(text: str) -> list[Quantity]:
     out = _frequencies(text)
     taken = {i for q in out for i in range(q.start, q.start + len(q.text))}
-    in_version = {i for v in _VERSION.finditer(text) for i in range(v.start(2), v.end(2))}
+    in_version = {i for v in _versions(text) for i in range(v.start(2), v.end(2))}
     for start, end, digits, scale, word in _tokens(text):
         if start in in_version or start in taken:
             continue
@@ -201,10 +201,16 @@ def quantities(text: str) -> list[Quantity]:
 _MORE_VERSIONS = re.compile(r"\s*(?:to|through|and|or|,|-|–)\s*v?(\d+(?:\.\d+){0,2})\b(?![.,]\d)")
 
 
+def _versions(text: str):
+    """Matches of a name and a version number; a sentence's first word is no product name
+    when it is a stop word ("The 3 replicas", "Every 10 minutes", "Only 2 approvals")."""
+    return [m for m in _VERSION.finditer(text) if m.group(1).lower() not in STOPWORDS]
+
+
 def versions(text: str) -> list[Version]:
     """Product versions; "Python 3.9 to 3.13" and "3.9, 3.11 and 3.13" give every version."""
     out = []
-    for m in _VERSION.finditer(text):
+    for m in _versions(text):
         name = m.group(1).lower().rstrip(".-")
         out.append(Version(name, m.group(2), m.group(0), m.start()))
         pos = m.end()

@@ -140,3 +140,11 @@ def test_a_second_is_an_ordinal_whatever_its_case():
 def test_number_words_and_scales_are_read_once():
     assert [(q.dimension, q.value, q.text) for q in quantities("5 thousand users, Five Tage")] \
         == [("count:user", 5000.0, "5 thousand users"), ("duration", 5 * 86400.0, "Five Tage")]
+
+
+def test_a_stop_word_starting_a_sentence_names_no_product():
+    assert [(q.dimension, q.value) for q in quantities("Every 10 minutes the job runs.")] == [
+        ("duration", 600.0)]
+    assert "3 replicas" in [q.text for q in quantities("The 3 replicas share one volume.")]
+    assert versions("Only 2 approvals are needed.") == []
+    assert [v.text for v in versions("Python 3.12 is required")] == ["Python 3.12"]
