@@ -201,10 +201,16 @@ def quantities(text: str) -> list[Quantity]:
 _MORE_VERSIONS = re.compile(r"\s*(?:to|through|and|or|,|-|–)\s*v?(\d+(?:\.\d+){0,2})\b(?![.,]\d)")
 
 
+# words that bound the quantity after them: "Max 10 retries", "Top 5 results"
+_BOUNDS = frozenset("max maximum min minimum top limit".split())
+
+
 def _versions(text: str):
-    """Matches of a name and a version number; a sentence's first word is no product name
-    when it is a stop word ("The 3 replicas", "Every 10 minutes", "Only 2 approvals")."""
-    return [m for m in _VERSION.finditer(text) if m.group(1).lower() not in STOPWORDS]
+    """Matches of a name and a version number; a capitalised word is no product name when it
+    is a stop word ("The 3 replicas", "Every 10 minutes", "Only 2 approvals") or bounds the
+    quantity after it ("Max 10 retries")."""
+    return [m for m in _VERSION.finditer(text)
+            if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _BOUNDS]
 
 
 def versions(text: str) -> list[Version]:

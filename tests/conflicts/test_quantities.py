@@ -148,3 +148,5 @@ def test_a_stop_word_starting_a_sentence_names_no_product():
     assert "3 replicas" in [q.text for q in quantities("The 3 replicas share one volume.")]
     assert versions("Only 2 approvals are needed.") == []
     assert [v.text for v in versions("Python 3.12 is required")] == ["Python 3.12"]
+    # nor does a word that bounds the quantity after it
+    assert [q.text for q in quantities("Max 3 retries, then give up.")] == ["3 retries"]
