@@ -136,6 +136,22 @@ def prohibitions(sentence: str) -> list[Prohibition]:
     return out
 
 
+def point_code(point: str) -> tuple[dict[str, str], set[str]]:
+    """The code a memory's point names: what it prescribes (named outside any clause that
+    forbids something), each with the sentence naming it, and what it names inside such a
+    clause."""
+    prescribed: dict[str, str] = {}
+    forbidden: set[str] = set()
+    for sentence in point.split("\n"):
+        forbidden_here = {c.lower() for _, _, clause in prohibitions(sentence)
+                          for c in INLINE_CODE.findall(clause)}
+        forbidden |= forbidden_here
+        for code in INLINE_CODE.findall(sentence):
+            if code.lower() not in forbidden_here:
+                prescribed.setdefault(code.lower(), sentence)
+    return prescribed, forbidden
+
+
 # A directive tells the reader what to do (a rule); a fact describes how things are. A newer
 # memory recording a change makes an old fact stale, but contradicts an old rule.
 IMPERATIVE = re.compile(

@@ -204,6 +204,21 @@ def test_a_condition_forbids_nothing(repo):
     assert detect(repo) == {}
 
 
+def test_one_piece_of_code_in_the_points_of_two_scopes_is_one_rule_twice(repo):
+    add(repo, "global/done.md", "mem_2024_12_02_001", "Finish with the linters",
+        "Before telling anyone a change is ready, run `tox -e lint,py312` from the root.",
+        scope="global")
+    add(repo, "project/ready.md", "mem_2025_02_19_001",
+        "A green `tox -e lint,py312` is the definition of done",
+        "No merge request is opened while any environment of the matrix fails.")
+    # one branch named by two different rules: no overlap
+    add(repo, "global/branch.md", "mem_2024_05_01_001", "Never push to `trunk` directly",
+        "Every change reaches it through a reviewed merge request.", scope="global")
+    add(repo, "project/deploy.md", "mem_2025_05_01_001", "`trunk` deploys to staging on merge",
+        "The pipeline ships each merge within ten minutes.")
+    assert detect(repo) == {("mem_2024_12_02_001", "mem_2025_02_19_001"): "scope_overlap"}
+
+
 def test_forbidding_a_piece_of_code_contradicts_a_memory_whose_point_uses_it(repo):
     from dmm.conflicts.analyzers.negation import _codes_forbidden
 

@@ -18,7 +18,7 @@ import re
 
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.features import (DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED, guides,
-                                    prohibitions)
+                                    point_code, prohibitions)
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
@@ -76,20 +76,6 @@ def _codes_forbidden(clause: str) -> list[str]:
             or _AFTER_CODE.match(clause, m.end() - 1)]
 
 
-def _prescribed_code(g) -> dict[str, str]:
-    """The code ``g``'s point (title and first sentence) uses without forbidding it, and the
-    sentence that uses it."""
-    used = {}
-    for sentence in g.point.split("\n"):
-        # code in a clause that forbids something is not prescribed, whatever is forbidden
-        forbidden_here = {c.lower() for _, _, clause in prohibitions(sentence)
-                          for c in INLINE_CODE.findall(clause)}
-        for code in INLINE_CODE.findall(sentence):
-            if code.lower() not in forbidden_here:
-                used.setdefault(code.lower(), sentence)
-    return used
-
-
 def _forbidden_codes(f) -> list[tuple[str, str, bool]]:
     """(code, clause, in the title) for each piece of code ``f`` forbids by name; only code
     specific in the store counts (`make`, `main` or `true` in a store of build notes names
@@ -114,7 +100,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             if f.id not in forbidden:
                 forbidden[f.id] = _forbidden_codes(f)
             if forbidden[f.id] and g.id not in prescribed:
-                prescribed[g.id] = _prescribed_code(g)
+                prescribed[g.id] = point_code(g.point)[0]
             found = next(((clause, point, prescribed[g.id][code])
                           for code, clause, point in forbidden[f.id]
                           if code in prescribed[g.id]), None)

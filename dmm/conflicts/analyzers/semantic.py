@@ -8,13 +8,20 @@ copies agree or not; in one scope it is a duplicate, unless another analyzer fin
 disagree.
 
 Between two guides of several sections each (features.guides) only a near copy is reported.
+
+Code is named the same in any wording: two memories in two scopes whose points (title and
+first sentence) name the same piece of code the same way (both prescribe it, or both name it
+where they forbid something), specific in the store, state one rule in both ("Before telling
+the user a change is complete, run `make check`" in the agent's scope, "A green `make check` is
+part of the definition of done" in the project's).
 """
 
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import anchor_overlap, guides
+from dmm.conflicts.features import anchor_overlap, guides, point_code
 from dmm.conflicts.model import Candidate
+from dmm.text.analyze import terms
 
 MIN_SHARED_ANCHORS = 4  # fewer shared anchors than this are a shared subject, not a copy
 GUIDE_COPY_SIMILARITY = 0.9  # two guides this similar are copies
@@ -27,6 +34,15 @@ def _readable(f, shared: set[str]) -> list[str]:
     becomes its text ("one hour")."""
     said = {f"{q.dimension}={q.value:g}": q.text for q in f.quantities}
     return sorted({said.get(a, a) for a in shared if "=" not in a or a in said})
+
+
+def _same_code(f, g) -> set[str]:
+    """The code both points name the same way, specific in the store: prescribed by both or
+    named by both where they forbid something. "Never push to `main` directly" and "`main`
+    deploys to staging on merge" name one branch in two rules."""
+    (f_uses, f_bans), (g_uses, g_bans) = point_code(f.point), point_code(g.point)
+    return {c for c in (f_uses.keys() & g_uses.keys()) | (f_bans & g_bans)
+            if f.corpus.specific(terms(c))}
 
 
 def analyze(ctx: ScanContext) -> list[Candidate]:
@@ -46,7 +62,11 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
                                  f"{', '.join(_readable(ctx.features[a], shared)[:6])})",
                                  (fa.title, fb.title)))
             continue
-        if fa.scope != fb.scope and sim >= overlap:
+        if fa.scope != fb.scope and (code := _same_code(ctx.features[a], ctx.features[b])):
+            out.append(Candidate(a, b, NAME, "scope_overlap", min(0.9, 0.5 + sim),
+                                 f"both points name {', '.join(f'`{c}`' for c in sorted(code))} "
+                                 f"in {fa.scope} and {fb.scope}", (fa.title, fb.title)))
+        elif fa.scope != fb.scope and sim >= overlap:
             out.append(Candidate(a, b, NAME, "scope_overlap", min(0.95, 0.4 + sim),
                                  f"the same rule in {fa.scope} and {fb.scope} "
                                  f"(similarity {sim:.2f})", (fa.title, fb.title)))
