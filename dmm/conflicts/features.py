@@ -13,6 +13,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from dmm.conflicts.alternatives import choices
 from dmm.conflicts.contexts import named_contexts
@@ -218,6 +219,12 @@ class Features:
     @property
     def id(self) -> str:
         return self.memory.id
+
+    @cached_property
+    def code(self) -> tuple[dict[str, str], set[str]]:
+        """The code the point prescribes and the code it names where it forbids (point_code),
+        read once per scan, when an analyzer first asks."""
+        return point_code(self.point)
 
 
 # a memory stating more values than this is a table or a dump, not a rule with its answer:

@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import (DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED, guides,
-                                    point_code, prohibitions)
+from dmm.conflicts.features import DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED, guides
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
@@ -89,7 +88,6 @@ def _forbidden_codes(f) -> list[tuple[str, str, bool]]:
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["negation_similarity"]
     forbidden: dict[str, list] = {}  # per memory, computed once per scan
-    prescribed: dict[str, dict[str, str]] = {}
     out = []
     for a, b, sim in ctx.pairs:
         fa, fb = ctx.features[a], ctx.features[b]
@@ -99,11 +97,9 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             # be about the same thing (quoted with the title they contradict)
             if f.id not in forbidden:
                 forbidden[f.id] = _forbidden_codes(f)
-            if forbidden[f.id] and g.id not in prescribed:
-                prescribed[g.id] = point_code(g.point)[0]
-            found = next(((clause, point, prescribed[g.id][code])
+            found = next(((clause, point, g.code[0][code])
                           for code, clause, point in forbidden[f.id]
-                          if code in prescribed[g.id]), None)
+                          if code in g.code[0]), None) if forbidden[f.id] else None
             if not found and sim >= floor and (words := _forbidden(f, g)):
                 found = (*words, g.memory.title)
             if found:

@@ -19,7 +19,7 @@ part of the definition of done" in the project's).
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import anchor_overlap, guides, point_code
+from dmm.conflicts.features import anchor_overlap, guides
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
@@ -40,7 +40,7 @@ def _same_code(f, g) -> set[str]:
     """The code both points name the same way, specific in the store: prescribed by both or
     named by both where they forbid something. "Never push to `main` directly" and "`main`
     deploys to staging on merge" name one branch in two rules."""
-    (f_uses, f_bans), (g_uses, g_bans) = point_code(f.point), point_code(g.point)
+    (f_uses, f_bans), (g_uses, g_bans) = f.code, g.code
     return {c for c in (f_uses.keys() & g_uses.keys()) | (f_bans & g_bans)
             if f.corpus.specific(terms(c))}
 
