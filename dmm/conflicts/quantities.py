@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from dmm.text.analyze import STOPWORDS, stem
@@ -49,8 +50,7 @@ MONTHS = frozenset("""january february march april may june july august septembe
     juni juli oktober dezember enero febrero marzo abril mayo junio julio agosto septiembre
     octubre noviembre diciembre""".split())
 _NUM = r"(\d{1,3}(?:[,_ ]\d{3})+|\d+(?:\.\d+)?)"
-# a number not inside a clock time ("02:00"), a version or a name ("powershell-7", "python-3.11"),
-# or a number word
+# a number not inside a clock time ("02:00"), a version or a name ("powershell-7", "python-3.11")
 _NUMBER = re.compile(rf"(?<![\w.:])(?<![A-Za-z]-){_NUM}(?![:\d])"
                      r"(?:\s*(million|billion|thousand))?\s*%?", re.I)
 # number words are looked up word by word: one regular expression alternating 66 words, tried
@@ -66,6 +66,8 @@ def _tokens(text: str) -> list[tuple[int, int, str | None, str | None, str | Non
     out += [(m.start(), m.end(), None, None, word) for m in _WORD.finditer(text)
             if (word := m.group(0).lower()) in WORD_NUMBERS and m.start() not in scaled]
     return sorted(out)
+
+
 _UNIT = re.compile(r"\s*-?\s*([A-Za-zÀ-ÿ]+)")
 _VERSION = re.compile(r"\b([A-Z][A-Za-z.+#-]{1,20})\s+v?(\d+(?:\.\d+){0,2})\b(?![.,]\d)(?!\s*%)")
 
@@ -205,12 +207,13 @@ _MORE_VERSIONS = re.compile(r"\s*(?:to|through|and|or|,|-|–)\s*v?(\d+(?:\.\d+)
 _BOUNDS = frozenset("max maximum min minimum top limit".split())
 
 
-def _versions(text: str):
+@lru_cache(maxsize=1)  # quantities() and versions() read the same text one after the other
+def _versions(text: str) -> tuple[re.Match, ...]:
     """Matches of a name and a version number; a capitalised word is no product name when it
     is a stop word ("The 3 replicas", "Every 10 minutes", "Only 2 approvals") or bounds the
     quantity after it ("Max 10 retries")."""
-    return [m for m in _VERSION.finditer(text)
-            if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _BOUNDS]
+    return tuple(m for m in _VERSION.finditer(text)
+            if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _BOUNDS)
 
 
 def versions(text: str) -> list[Version]:
