@@ -13,14 +13,14 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from dmm.conflicts.alternatives import choices
 from dmm.conflicts.contexts import named_contexts
 from dmm.conflicts.quantities import MONTHS, Quantity, Version, quantities, versions
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
-from dmm.text.analyze import STOPWORDS, terms
+from dmm.text.analyze import STOPWORDS, stem, terms
 
 # A change recorded as done: a verb of change in the past ("moved", "was upgraded", "took
 # over"), "no longer", or a noun of change said to have happened ("the migration is complete",
@@ -221,6 +221,17 @@ class Features:
         return self.memory.id
 
     @cached_property
+    def subject(self) -> tuple[str, str] | None:
+        """The modifier and head the title opens with ("Access tokens ..."), if it does."""
+        return _subject_compound(self.memory.title)
+
+    @cached_property
+    def compounds(self) -> set[tuple[str, str]]:
+        """Every pair of adjacent content words in the title and the prose ("access token",
+        "refresh token"), stemmed; read when a title's compound meets another's (kinds)."""
+        return compounds(self.memory.title + ".\n" + _prose(self.memory.body))
+
+    @cached_property
     def code(self) -> tuple[dict[str, str], set[str]]:
         """The code the point prescribes and the code it names where it forbids (point_code),
         read once per scan, when an analyzer first asks."""
@@ -418,6 +429,12 @@ _DOCUMENT = ("rules|guidelines|guidance|instructions|conventions|best practices|
 _DOCUMENT_FOR = re.compile(rf"\b(?:{_DOCUMENT}|setup)\s+(?:for|on|of|in|when)\b", re.I)
 _DOCUMENT_END = re.compile(rf"\b(?:{_DOCUMENT})\W*$", re.I)
 _USE_WHEN = re.compile(r"^use\s+(?:this\s+\w+\s+)?when\b", re.I)
+# a title that speaks of its own document: "This file provides guidance on building Go
+# applications" (not "This repository uses Conventional Commits", a rule)
+_SELF_DESCRIBED = re.compile(r"^(?:this|these)\s+(?:files?|documents?|docs?|guides?|pages?|notes?|"
+                             r"instructions|skills?)\s+(?:provides?|describes?|contains?|"
+                             r"explains?|covers?|gives?|offers?|outlines?|lists?|collects?)\b",
+                             re.I)
 # the little words of a noun phrase; any other ("is", "must", "use", "should") makes a sentence
 _PHRASE_WORDS = frozenset("a an the and or for on of in when with to using via into from by "
                           "at".split())
@@ -427,7 +444,7 @@ def _describes_document(title: str) -> bool:
     """A title that names a document rather than stating a rule. "Rules for commits: use squash
     merges" and "Docstrings follow the NumPy style guide" are sentences; "Python best
     practices" and "Checklist for changing the database schema" are not."""
-    if _USE_WHEN.search(title):
+    if _USE_WHEN.search(title) or _SELF_DESCRIBED.search(title):
         return True
     if DIRECTIVE.search(title):
         return False
@@ -513,6 +530,82 @@ def parallel(a: Features, b: Features) -> bool:
     return bool(only_a and only_b)
 
 
+# a compound's words: letters only, so that "15 minutes" and "30 minutes" are values of one
+# thing, not two kinds of minutes; a comma or a full stop ends a compound, a line break does not
+# (prose is wrapped at 80 columns)
+_COMPOUND_WORD = re.compile(r"[^\W\d_]{3,}|[^\w\s-]|\b\w+\b")
+
+
+@lru_cache(maxsize=4096)
+def compounds(text: str) -> set[tuple[str, str]]:
+    """Adjacent pairs of content words of ``text``, stemmed: a modifier and its head noun
+    ("access tokens" -> ("access", "token")) among others ("tokens last")."""
+    out = set()
+    previous = None
+    for token in _COMPOUND_WORD.findall(text.lower()):
+        word = token if len(token) >= 3 and token.isalpha() and token not in STOPWORDS else None
+        if previous and word:
+            out.add((stem(previous), stem(word)))
+        previous = word
+    return out
+
+
+_ARTICLES = {"the", "a", "an", "our", "your", "its", "their"}
+
+
+def _subject_compound(title: str) -> tuple[str, str] | None:
+    """The two words a title opens with, past an article, when both are content words: the
+    noun phrase a statement is about ("Access tokens are valid for 15 minutes", "The
+    technician app is built with Expo"); a question opens otherwise ("How to track technical
+    debt")."""
+    tokens = _COMPOUND_WORD.findall(title.lower())
+    if tokens and tokens[0] in _ARTICLES:
+        tokens.pop(0)
+    found = compounds(" ".join(tokens[:2]))
+    return next(iter(found), None)
+
+
+def kinds(a: Features, b: Features) -> tuple[str, str] | None:
+    """Two kinds of one thing, each the subject of its title: "Access tokens are valid for 15
+    minutes" and "Refresh tokens last 30 days" open with the same head ("tokens") under
+    different modifiers, and one of the memories names both kinds ("a new access token and a
+    new refresh token"), so its author holds them apart. Their values, rules and wording are
+    about different things. Two modifiers that are one kind under two names ("JWT tokens",
+    "access tokens") are not apart unless a memory names both."""
+    x, y = a.subject, b.subject
+    if not (x and y) or x[1] != y[1] or x[0] == y[0]:
+        return None
+    if y[0] in a.title_terms or x[0] in b.title_terms:
+        return None
+    if y in a.compounds or x in b.compounds:
+        return " ".join(x), " ".join(y)
+    return None
+
+
+# a memory that knows the general rule and departs from it on purpose: "avatars should be small
+# regardless of the general request ceiling", "this job overrides the default timeout", "an
+# exception to the company-wide retention". Not "instead of" or "rather than": "use aiohttp
+# instead of the default httpx" replaces an answer, it does not carve out a case
+_EXCEPTION = re.compile(
+    r"\b(?:regardless\s+of|unlike|(?:an\s+)?exception\s+to|overrid(?:es?|ing)|"
+    r"deviat(?:es?|ing)\s+from|despite)\s+(?:the|our|its|their|any)?\s*"
+    r"(?:general|default|global|usual|standard|normal|(?:company|team|platform|org)-wide)"
+    r"\s+((?:[\w-]+\s+){0,2}[\w-]+)", re.I)
+
+
+def exception_to(a: Features, b: Features) -> str | None:
+    """What ``a`` says it departs from on purpose, when that is ``b``'s point: a general rule
+    named in words specific in the store that ``b``'s point says ("regardless of the general
+    request ceiling" against "Public API accepts request bodies up to 5 MB"). A specific rule
+    that knows the general one and overrides it does not contradict it."""
+    point = set(terms(b.point))
+    for m in _EXCEPTION.finditer(_prose(a.memory.body)):
+        if a.corpus.specific(set(terms(m.group(1))) & point):
+            return m.group(0)
+    return None
+
+
+NEAR_COPY = 0.9  # two memories this similar are copies of one text, whatever their titles say
 GUIDE_SECTIONS = 3  # a memory with this many headings in its body is a guide of many rules
 
 

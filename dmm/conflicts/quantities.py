@@ -117,6 +117,7 @@ class Version(NamedTuple):
     version: str
     text: str
     start: int
+    or_later: bool = False  # "Node.js 18.0 or later", "Python 3.9+", "at least Go 1.21"
 
 
 def _number(raw: str, scale: str | None) -> float:
@@ -216,16 +217,26 @@ def _versions(text: str) -> tuple[re.Match, ...]:
             if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _BOUNDS)
 
 
+# a lower bound, not a pick: "18.0 or later", "3.9+", "v20 and above"; "at least Node 18"
+_OR_LATER = re.compile(r"\+(?!\w)|\s*(?:or|and)\s+(?:later|newer|above|higher|greater)\b", re.I)
+_AT_LEAST = re.compile(r"\b(?:at\s+least|minimum(?:\s+of)?|min\.?|>=|≥)\s*$", re.I)
+
+
 def versions(text: str) -> list[Version]:
-    """Product versions; "Python 3.9 to 3.13" and "3.9, 3.11 and 3.13" give every version."""
+    """Product versions; "Python 3.9 to 3.13" and "3.9, 3.11 and 3.13" give every version;
+    "Node.js 18.0 or later" and "at least Go 1.21" give a lower bound (``or_later``)."""
     out = []
     for m in _versions(text):
         name = m.group(1).lower().rstrip(".-")
-        out.append(Version(name, m.group(2), m.group(0), m.start()))
+        found = [Version(name, m.group(2), m.group(0), m.start())]
         pos = m.end()
         while (more := _MORE_VERSIONS.match(text, pos)):
-            out.append(Version(name, more.group(1), f"{m.group(1)} {more.group(1)}", more.start(1)))
+            found.append(Version(name, more.group(1), f"{m.group(1)} {more.group(1)}",
+                                 more.start(1)))
             pos = more.end()
+        if _OR_LATER.match(text, pos) or _AT_LEAST.search(text, max(0, m.start() - 12), m.start()):
+            found[-1] = found[-1]._replace(or_later=True)
+        out.extend(found)
     return out
 
 

@@ -21,7 +21,7 @@ from dmm.conflicts import sanity, store
 from dmm.conflicts.alternatives import FAMILIES, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
-from dmm.conflicts.features import Features, build, cosine, parallel
+from dmm.conflicts.features import NEAR_COPY, Features, build, cosine, kinds, parallel
 from dmm.conflicts.merger import merge
 from dmm.index import db, read
 from dmm.index.similar import similar_memories
@@ -87,7 +87,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
         if apart(f.named_contexts, g.named_contexts) or parallel(f, g):
             return
         sim = cosine(f, g)
-        if sim >= min_sim:
+        if sim >= min_sim and (sim >= NEAR_COPY or not kinds(f, g)):
             out.append((key[0], key[1], sim))
 
     focused = [features[i] for i in sorted(focus) if i in features

@@ -298,6 +298,56 @@ def test_values_for_different_contexts_do_not_contradict(repo):
     assert detect(repo) == {}
 
 
+def test_two_kinds_of_one_thing_that_a_memory_holds_apart_do_not_contradict(repo):
+    add(repo, "project/a.md", "mem_2025_07_12_001", "Session cookies expire after 8 hours",
+        "Session cookies set by the web app expire eight hours after login; a shorter life "
+        "limits what a stolen laptop exposes.", tags="[auth, cookies, security]")
+    add(repo, "project/b.md", "mem_2025_07_12_002", "Consent cookies are kept for 1 year",
+        "The banner stores the answer in a consent cookie for a year. Unlike session cookies "
+        "it holds no identifier.", tags="[privacy, cookies, security]")
+    # the same two kinds, but no memory names both: "login cookies" may be session cookies
+    add(repo, "project/c.md", "mem_2025_07_14_001", "Signing keys rotate every 90 days",
+        "Signing keys for the API gateway rotate every ninety days.", tags="[keys, security]")
+    add(repo, "project/d.md", "mem_2025_07_14_002", "Gateway keys rotate every 30 days",
+        "Keys of the API gateway rotate every thirty days since the audit.",
+        tags="[keys, security]")
+    assert detect(repo) == {("mem_2025_07_14_001", "mem_2025_07_14_002"): "contradictory"}
+
+
+def test_a_rule_that_overrides_the_general_one_on_purpose_is_an_exception(repo):
+    add(repo, "project/a.md", "mem_2025_08_01_001", "HTTP clients time out after 10 seconds",
+        "Every outbound HTTP client gives up after ten seconds and retries with backoff.",
+        tags="[http, timeouts]")
+    add(repo, "project/b.md", "mem_2025_08_02_001", "The export job waits up to 120 seconds",
+        "Report exports can take two minutes to render, so the export job's HTTP client "
+        "overrides the default timeout of outbound calls.", tags="[http, timeouts, exports]")
+    add(repo, "project/c.md", "mem_2025_08_03_001", "HTTP clients time out after 30 seconds",
+        "Every outbound HTTP client gives up after thirty seconds.", tags="[http, timeouts]")
+    # the export job knows the general rule and departs from it; the two general rules clash
+    assert detect(repo) == {("mem_2025_08_01_001", "mem_2025_08_03_001"): "contradictory"}
+
+
+def test_two_values_are_compared_only_when_said_about_two_shared_words(repo):
+    add(repo, "project/a.md", "mem_2025_08_05_001", "Deleted invoices are purged after 30 days",
+        "Deleting an invoice only marks its row; a nightly task removes rows older than 30 days. "
+        "Support can restore one from the admin page until then.", tags="[invoices]")
+    add(repo, "project/b.md", "mem_2025_08_06_001", "Exchange rates live in the rates table",
+        "Each currency pair is one row of the rates table, and the service caches the table for "
+        "60 seconds. Support edits rates on the admin page.", tags="[currency]")
+    # "row" is all the two sentences share: a purge delay and a cache lifetime are two things
+    assert detect(repo) == {}
+
+
+def test_kinds_are_read_from_the_subject_a_title_opens_with():
+    from dmm.conflicts.features import _subject_compound, compounds
+
+    assert _subject_compound("The refresh tokens last 30 days") == ("refresh", "token")
+    assert _subject_compound("How to rotate signing keys") is None  # a question
+    assert ("15", "minut") not in compounds("valid for 15 minutes")  # a value, not a kind
+    assert ("access", "token") in compounds("a new access\ntoken")  # wrapped at 80 columns
+    assert ("session", "cooki") not in compounds("the session. Cookies")
+
+
 def test_named_contexts_are_whole_words():
     from dmm.conflicts.contexts import apart, named_contexts
 

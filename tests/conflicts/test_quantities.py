@@ -150,3 +150,14 @@ def test_a_stop_word_starting_a_sentence_names_no_product():
     assert [v.text for v in versions("Python 3.12 is required")] == ["Python 3.12"]
     # nor does a word that bounds the quantity after it
     assert [q.text for q in quantities("Max 3 retries, then give up.")] == ["3 retries"]
+
+
+def test_a_lower_bound_on_a_version_is_read_as_one():
+    def read(text):
+        return [(v.version, v.or_later) for v in versions(text)]
+
+    assert read("Requires Node.js 18.0 or later") == [("18.0", True)]
+    assert read("Python 3.9+ only") == [("3.9", True)]
+    assert read("at least Go 1.21 is needed") == [("1.21", True)]
+    assert read("Python 3.9 to 3.12 or newer") == [("3.9", False), ("3.12", True)]
+    assert read("Use Node 22 and Java 17") == [("22", False), ("17", False)]

@@ -41,6 +41,8 @@ def test_two_statements_choosing_frameworks_do(repo):
     ("vite best practices", "webpack best practices"),
     ("Use this agent when building cross-platform apps with Flutter",
      "Use when building mobile apps with React Native"),
+    ("This file provides guidance on building Vue applications with Nuxt.",
+     "This document describes building React applications with Next.js."),
 ])
 def test_titles_describing_a_document_name_its_stack(repo, first, second):
     # a title that says what a document is for ("rules for", "best practices", "use when")
@@ -160,6 +162,18 @@ def test_two_headings_for_two_versions_are_two_documents(repo):
     add(repo, "project/r81.md", "mem_2026_01_10_001", "Guidance for upgrades to Rails 8.1",
         "Upgrade apps to Rails 8.1 one at a time and run the full suite before merging.")
     assert detect(repo) == {}
+
+
+def test_a_lower_bound_on_a_version_admits_the_newer_one(repo):
+    add(repo, "project/sdk.md", "mem_2025_01_10_001", "The SDK runs on current Node.js",
+        "The SDK requires Node.js 18.0 or later and ships its own type definitions.")
+    add(repo, "project/app.md", "mem_2025_02_10_001", "The app runs on Node.js 22",
+        "The app's services use Node.js 22 LTS and its built-in test runner.")
+    add(repo, "project/old.md", "mem_2025_03_10_001", "The legacy worker stays on Node.js 16",
+        "The legacy worker pins Node.js 16 until its SDK calls are rewritten.")
+    found = detect(repo)
+    assert ("mem_2025_01_10_001", "mem_2025_02_10_001") not in found  # 22 is "18.0 or later"
+    assert found.get(("mem_2025_01_10_001", "mem_2025_03_10_001")) == "contradictory"
 
 
 def test_a_change_in_passing_leaves_older_memories_alone(repo):

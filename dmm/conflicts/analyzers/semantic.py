@@ -19,12 +19,11 @@ part of the definition of done" in the project's).
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import anchor_overlap, guides
+from dmm.conflicts.features import NEAR_COPY, anchor_overlap, guides
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
 MIN_SHARED_ANCHORS = 4  # fewer shared anchors than this are a shared subject, not a copy
-GUIDE_COPY_SIMILARITY = 0.9  # two guides this similar are copies
 
 NAME = "semantic_similarity"
 
@@ -52,7 +51,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
     out = []
     for a, b, sim in ctx.pairs:
         fa, fb = ctx.features[a].memory, ctx.features[b].memory
-        if guides(ctx.features[a], ctx.features[b]) and sim < GUIDE_COPY_SIMILARITY:
+        if guides(ctx.features[a], ctx.features[b]) and sim < NEAR_COPY:
             continue
         jaccard, shared = anchor_overlap(ctx.features[a], ctx.features[b])
         if jaccard >= anchored and len(shared) >= MIN_SHARED_ANCHORS:

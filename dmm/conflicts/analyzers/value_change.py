@@ -4,7 +4,8 @@ Units are normalised first (quantities.py), so 3600 seconds equals one hour and 
 bytes differs from 5 MB. A dimension only counts when both memories state it and no value of
 one matches a value of the other; counts are bound to their noun ("3 projects", "five
 projects"). Names count when both titles say the same thing about different people or products
-that the other memory never mentions.
+that the other memory never mentions. A memory that says it departs from the other's rule on
+purpose ("regardless of the general request ceiling") makes an exception, not a contradiction.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import guides
+from dmm.conflicts.features import exception_to, guides
 from dmm.conflicts.model import Candidate
 from dmm.conflicts.quantities import same_value
 from dmm.text.analyze import stem, terms
@@ -24,10 +25,22 @@ def _in_title(f, text: str) -> bool:
     return text.split()[0] in f.memory.title
 
 
+_NEWEST = (10**9,)  # the top of an open range: "Node.js 18.0 or later" admits 22
+
+
+def _said_version(name: str, lo: tuple[int, ...], hi: tuple[int, ...]) -> str:
+    """A version range as the evidence quotes it: "node 22", "node 18.0 or later"."""
+    if hi == _NEWEST:
+        return f"{name} {'.'.join(map(str, lo))} or later"
+    return f"{name} {'.'.join(map(str, hi))}"
+
+
 def _version_range(f, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    found = sorted(tuple(int(x) for x in v.version.split(".")) for v in f.point_versions
-                   if v.name == name)
-    return found[0], found[-1]
+    """The lowest and highest version of ``name`` the point states; a lower bound ("18.0 or
+    later") leaves the range open."""
+    said = [v for v in f.point_versions if v.name == name]
+    found = sorted(tuple(int(x) for x in v.version.split(".")) for v in said)
+    return found[0], _NEWEST if any(v.or_later for v in said) else found[-1]
 
 
 _FOR = re.compile(r"\bfor\s+([^,;:()]+)", re.I)
@@ -130,7 +143,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             # bind the subject: the two values must be said about shared words, and one of
             # them must be the point of its memory (in the title) unless the pair is close
             for x, cx in qa:
-                y, cy = next(((y, cy) for y, cy in qb if fa.corpus.specific(cx & cy)),
+                y, cy = next(((y, cy) for y, cy in qb if len(fa.corpus.specific(cx & cy)) >= 2),
                              (None, None))
                 if y is not None and (sim >= 0.3 or _in_title(fa, x.text)
                                       or _in_title(fb, y.text)):
@@ -147,10 +160,12 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             lo_a, hi_a = _version_range(fa, name)
             lo_b, hi_b = _version_range(fb, name)
             if hi_a < lo_b or hi_b < lo_a:  # no version in common, ranges included
-                differing.append((f"{name} {'.'.join(map(str, hi_a))}",
-                                  f"{name} {'.'.join(map(str, hi_b))}"))
+                differing.append((_said_version(name, lo_a, hi_a),
+                                  _said_version(name, lo_b, hi_b)))
         if not differing and (named := _other_names(fa, fb)):
             differing.append(named)
+        if differing and (exception_to(fa, fb) or exception_to(fb, fa)):
+            continue  # a specific rule that overrides the general one on purpose
         if differing:
             x, y = differing[0]
             score = min(0.9, 0.45 + sim + 0.1 * (len(differing) - 1))
