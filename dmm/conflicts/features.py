@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from dmm.conflicts.alternatives import choices
 from dmm.conflicts.contexts import named_contexts
@@ -536,7 +536,6 @@ def parallel(a: Features, b: Features) -> bool:
 _COMPOUND_WORD = re.compile(r"[^\W\d_]{3,}|[^\w\s-]|\b\w+\b")
 
 
-@lru_cache(maxsize=4096)
 def compounds(text: str) -> set[tuple[str, str]]:
     """Adjacent pairs of content words of ``text``, stemmed: a modifier and its head noun
     ("access tokens" -> ("access", "token")) among others ("tokens last")."""
