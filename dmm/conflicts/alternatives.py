@@ -9,6 +9,14 @@ the family. Some families name their subject by themselves (nobody uses bcrypt f
 but passwords); the others ("async" or "sync", "UTC" or "local time") only answer the same
 question when the two memories are about the same thing, which the analyzer checks.
 
+A family may also name its question: the words that say what it answers ("pagination",
+"money", "prices"). A title that names the question asks it, and two titles that ask it are
+about the same thing however else they are worded ("Store monetary amounts as integer minor
+units", "Prices are persisted as whole numbers of the smallest currency unit"). Some names are
+answers only there: "cursors" and "page_size" choose a way to paginate in a title about
+pagination ("Collection endpoints paginate with opaque cursors only"), and nothing in "Cursor
+rules for Vue".
+
 Pure data and functions. Names match as whole words, lower-cased.
 """
 
@@ -24,6 +32,9 @@ from dmm.text.analyze import terms
 class Family(NamedTuple):
     names_subject: bool  # a member alone says what the memory is about
     members: dict[str, str]  # member: its names, separated by "|"
+    question: str = ""  # words naming what the family answers, separated by "|"
+    # member: names that choose it only in a title that names the question
+    when_asked: dict[str, str] = {}
 
 
 FAMILIES = {
@@ -130,12 +141,18 @@ FAMILIES = {
         "docker swarm", "cloud run": "cloud run"}),
     "money representation": Family(False, {
         "integer minor units": "minor units|integer minor units|integer cents|cents|"
-                               "whole-number cents",
-        "decimal": "decimal|decimals|numeric|fixed-point",
-        "float": "float|floating point|floating-point"}),
+                               "whole-number cents|smallest currency unit|"
+                               "smallest unit of the currency|smallest currency units",
+        "decimal": "decimal|decimals|numeric|fixed-point|bigdecimal|decimal places",
+        "float": "float|floating point|floating-point"},
+        "money|monetary|price|prices|amount|amounts|currency|currencies|fee|fees|"
+        "geld|betrag|beträge|preis|preise|dinero|importe|importes|precio|precios|金额|价格"),
     "pagination": Family(False, {
         "cursor": "cursor pagination|cursor-based|keyset pagination",
-        "offset": "offset pagination|offset-based|limit/offset|page numbers"}),
+        "offset": "offset pagination|offset-based|limit/offset|page numbers"},
+        "pagination|paginate|paginates|paginated|paging|paginación|paginierung|分页",
+        {"cursor": "cursor|cursors|next_cursor|keyset",
+         "offset": "offset|offsets|page_size|page number|page-number|page|pages|per_page"}),
     "javascript module system": Family(False, {
         "esm": "esm|es modules|ecmascript modules", "commonjs": "commonjs|cjs"}),
     "javascript build tool": Family(False, {
@@ -177,24 +194,56 @@ FAMILIES = {
 
 _NAMES = {name: (family, member) for family, fam in FAMILIES.items()
           for member, names in fam.members.items() for name in names.split("|")}
+_ASKED_NAMES = {name: (family, member) for family, fam in FAMILIES.items()
+                for member, names in fam.when_asked.items() for name in names.split("|")}
 
 
 def _whole_words(names: list[str]) -> re.Pattern:
     return re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w-])")
 
 
-_PATTERN = _whole_words(sorted(_NAMES, key=len, reverse=True))  # "squash merge" before "squash"
+def _by_length(names) -> list[str]:
+    return sorted(names, key=len, reverse=True)  # "squash merge" before "squash"
+
+
+_PATTERN = _whole_words(_by_length(_NAMES))
+_ASKED_PATTERN = _whole_words(_by_length(_ASKED_NAMES))
 # the words of each family's names: what two memories choosing from it share by construction
-NAME_TERMS = {family: frozenset(t for name in _NAMES if _NAMES[name][0] == family
-                                for t in terms(name)) for family in FAMILIES}
+NAME_TERMS = {family: frozenset(t for names in (_NAMES, _ASKED_NAMES) for name in names
+                                if names[name][0] == family for t in terms(name))
+              for family in FAMILIES}
+# the words naming each family's question; Chinese has no word boundaries: a substring
+def _cjk(word: str) -> bool:
+    return all("\u4e00" <= c <= "\u9fff" for c in word)
+
+
+_QUESTIONS = {family: _whole_words(_by_length(w for w in fam.question.split("|")
+                                              if not _cjk(w)))
+              for family, fam in FAMILIES.items() if fam.question}
+_CJK_QUESTIONS = {family: [w for w in fam.question.split("|") if _cjk(w)]
+                  for family, fam in FAMILIES.items() if fam.question}
+
+
+def asks(text: str) -> set[str]:
+    """The families whose question ``text`` names ("Prices are BigDecimal": money)."""
+    low = text.lower()
+    return {family for family, pattern in _QUESTIONS.items()
+            if pattern.search(low) or any(w in text for w in _CJK_QUESTIONS[family])}
 
 
 def named(text: str) -> dict[str, set[str]]:
-    """The members of each family that ``text`` names."""
+    """The members of each family that ``text`` names (names that answer only a question the
+    text asks included)."""
+    low = text.lower()
     out: dict[str, set[str]] = {}
-    for m in _PATTERN.finditer(text.lower()):
+    for m in _PATTERN.finditer(low):
         family, member = _NAMES[m.group(0)]
         out.setdefault(family, set()).add(member)
+    asked = asks(text) if _ASKED_PATTERN.search(low) else set()
+    for m in _ASKED_PATTERN.finditer(low) if asked else ():
+        family, member = _ASKED_NAMES[m.group(0)]
+        if family in asked:
+            out.setdefault(family, set()).add(member)
     return out
 
 
@@ -205,7 +254,10 @@ def choices(title: str) -> dict[str, str]:
 
 
 def names_of(family: str, member: str) -> list[str]:
-    return FAMILIES[family].members[member].split("|")
+    """Every name of ``member``, those that answer only a question asked included."""
+    fam = FAMILIES[family]
+    return fam.members[member].split("|") + (
+        fam.when_asked[member].split("|") if member in fam.when_asked else [])
 
 
 @lru_cache(maxsize=None)

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from dmm.conflicts.alternatives import choices
+from dmm.conflicts.alternatives import asks, choices
 from dmm.conflicts.contexts import named_contexts
 from dmm.conflicts.quantities import MONTHS, Quantity, Version, quantities, versions
 from dmm.index.refresh import posting_weights
@@ -206,6 +206,7 @@ class Features:
     anchors: set[str] = field(default_factory=set)
     named_contexts: dict[str, set[str]] = field(default_factory=dict)  # see contexts.py
     choices: dict[str, str] = field(default_factory=dict)  # see alternatives.py
+    asks: set[str] = field(default_factory=set)  # families whose question the title names
     names: set[str] = field(default_factory=set)  # proper names in title and body
     title_names: set[str] = field(default_factory=set)  # proper names in the title
     # sentences with a change cue: (sentence, its proper names, its terms)
@@ -394,7 +395,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             prohibitions=[p for s in prose_sentences for p in prohibitions(s)],
             all_terms=set(vec),  # the indexed terms: title, tags, folders and body
             anchors=anchors(m.title + "\n" + prose, qs),
-            named_contexts=contexts, choices=chosen,
+            named_contexts=contexts, choices=chosen, asks=asks(m.title) if chosen else set(),
             names=title_names | proper_names(body), title_names=title_names,
             changes=_changes(point),
             heading=heading, point=point_text, point_versions=versions(point_text),

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from dmm.conflicts import sanity, store
-from dmm.conflicts.alternatives import FAMILIES, choices, names_of
+from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
 from dmm.conflicts.features import NEAR_COPY, Features, build, cosine, kinds, parallel
@@ -61,9 +61,10 @@ def now() -> str:
 def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: float,
                     skip_ephemeral: bool) -> list[tuple[str, str, float]]:
     """Pairs of active memories, at least one in ``focus``, with cosine >= ``min_sim`` or
-    choosing different answers of a family of alternatives that names its subject (Argon2id
-    vs bcrypt: few shared words, one question), that are not set in different contexts
-    (Python vs YAML, tests vs production)."""
+    choosing answers to one question of a family of alternatives (Argon2id vs bcrypt: few
+    shared words, one question; the family names its subject, or both titles name its
+    question), that are not set in different contexts (Python vs YAML, tests vs
+    production)."""
     active = [i for i, f in features.items() if f.memory.is_active]
     postings: dict[str, list[str]] = defaultdict(list)
     chosen: dict[str, list[str]] = defaultdict(list)
@@ -71,7 +72,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
         for term in features[i].vector:
             postings[term].append(i)
         for family in features[i].choices:
-            if FAMILIES[family].names_subject:
+            if _bound(features[i], family):
                 chosen[family].append(i)
     max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * len(active)))
     seen: set[tuple[str, str]] = set()
@@ -94,9 +95,12 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
                and features[i].memory.is_active]
     for f in focused:  # alternatives first: the pair is compared whatever its similarity
         for family, member in f.choices.items():
-            for j in chosen.get(family, ()):
-                if features[j].choices[family] != member:
-                    compare(f, features[j], 0.0)
+            if _bound(f, family):
+                for j in chosen.get(family, ()):
+                    # another answer, or the same answer to a question both titles ask
+                    if features[j].choices[family] != member or (
+                            j != f.id and family in f.asks & features[j].asks):
+                        compare(f, features[j], 0.0)
     for f in focused:
         i = f.id
         shared: dict[str, int] = defaultdict(int)
@@ -123,6 +127,12 @@ def detect(features: dict[str, Features], focus: set[str], config: dict,
                   config["min_confidence"], detected_at)
     store_size = max((f.corpus.n for f in features.values()), default=0)
     return sanity.check(found, store_size)
+
+
+def _bound(f: Features, family: str) -> bool:
+    """Whether ``f``'s choice in ``family`` says by itself what it is about: the family names
+    its subject, or the title names the family's question ("Prices are BigDecimal")."""
+    return FAMILIES[family].names_subject or family in f.asks
 
 
 def candidates(features: dict[str, Features], focus: set[str], config: dict,
@@ -156,19 +166,26 @@ def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, dict
 
 
 def other_answers(conn: sqlite3.Connection, title: str) -> dict[str, int]:
-    """Active memories (id: doc) whose titles choose another answer of a family of
-    alternatives that names its subject, as ``title`` does (bcrypt for Argon2id): they may
-    share no words, so no similarity search finds them."""
+    """Active memories (id: doc) whose titles answer the question ``title`` answers (bcrypt
+    for Argon2id; minor units for "Prices are BigDecimal"), when the family names its subject
+    or both titles name its question: they may share no words, so no similarity search finds
+    them."""
     out = {}
+    asked = asks(title)
     for family, member in choices(title).items():
-        if not FAMILIES[family].names_subject:
+        named = FAMILIES[family].names_subject
+        if not (named or family in asked):
             continue
         for other in FAMILIES[family].members:
-            for name in names_of(family, other) if other != member else ():
+            if other == member and family not in asked:
+                continue  # the same answer counts only to a question both titles ask
+            for name in names_of(family, other):
                 for mid, doc, other_title in conn.execute(
                         "SELECT id, doc, title FROM memories WHERE lower(title) LIKE ? AND "
                         "status = 'active'", (f"%{name}%",)):
-                    if choices(other_title).get(family) == other:
+                    other_asks = family in asks(other_title)
+                    if choices(other_title).get(family) == other and (
+                            other_asks if other == member else named or other_asks):
                         out[mid] = doc
     return out
 

@@ -474,3 +474,43 @@ def test_titles_stating_different_values_contradict_whatever_details_agree(repo)
         "One tester's approval is enough for production releases", "Since the team shrank, a release goes out as soon as somebody from QA says yes.",
         tags="[qa]")
     assert detect(repo) == {("mem_2025_05_16_001", "mem_2026_01_16_001"): "contradictory"}
+
+
+def test_two_titles_asking_one_question_in_other_words_are_about_the_same_thing(repo):
+    # "money" and "invoice amounts" share no word, but both name what the family answers
+    add(repo, "project/a.md", "mem_2025_02_15_001", "Money is kept as integer cents",
+        "Ledger rows hold a count of cents and an ISO currency code.", tags="[ledger]")
+    add(repo, "project/b.md", "mem_2025_09_15_001", "Invoice amounts are decimals with scale 4",
+        "The invoicing service computes each total with four fraction digits.",
+        tags="[invoices]")
+    # the same answer to that question in two files is one rule written twice
+    add(repo, "project/c.md", "mem_2025_10_15_001",
+        "Prices are persisted as whole numbers of the smallest currency unit",
+        "Catalogue rows count the subdivision of the currency, never a fraction.",
+        tags="[catalogue]")
+    # "decimals" answers nothing where no title asks about money
+    add(repo, "project/d.md", "mem_2025_11_15_001", "Sensor readings are decimals",
+        "Each reading keeps three fraction digits.", tags="[sensors]")
+    assert detect(repo) == {
+        ("mem_2025_02_15_001", "mem_2025_09_15_001"): "contradictory",
+        ("mem_2025_02_15_001", "mem_2025_10_15_001"): "duplicate",
+        ("mem_2025_09_15_001", "mem_2025_10_15_001"): "contradictory",
+    }
+
+
+def test_an_incremental_scan_compares_titles_asking_one_question(repo):
+    add(repo, "project/a.md", "mem_2025_02_16_001", "Collection endpoints paginate with cursors",
+        "Every list returns next_cursor; offsets are rejected.", tags="[http]")
+    for n in range(2, 8):
+        add(repo, f"project/x{n}.md", f"mem_2025_02_16_00{n}", f"Unrelated rule {n}",
+            f"Something else entirely, number {n}.")
+    add(repo, "project/b.md", "mem_2025_09_16_001", "列表接口统一使用 page / page_size 分页",
+        "所有返回集合的接口都通过这两个查询参数来分页。", tags="[前端]")
+    conn, _ = open_fresh(repo.ws)
+    try:
+        scan(conn, config.DEFAULTS["conflicts"], scan_type="incremental",
+             focus_ids={"mem_2025_09_16_001"})
+        rows = conn.execute("SELECT a, b, type FROM conflicts").fetchall()
+    finally:
+        conn.close()
+    assert rows == [("mem_2025_02_16_001", "mem_2025_09_16_001", "contradictory")]

@@ -37,8 +37,12 @@ def _endorses(f: Features, family: str, member: str) -> bool:
 
 
 def _same_subject(f: Features, g: Features, family: str) -> bool:
-    """A tag or a title word in common, other than the names of the family's members and the
-    words common in the store (a collection tag, "handling" in every title)."""
+    """Both titles name the family's question ("Money is a Long of minor units", "Prices are
+    BigDecimal"), or the two share a tag or a title word, other than the names of the family's
+    members and the words common in the store (a collection tag, "handling" in every
+    title)."""
+    if family in f.asks & g.asks:
+        return True
     tags = set(terms(" ".join(f.memory.tags))) & set(terms(" ".join(g.memory.tags)))
     shared = (tags | (f.title_terms & g.title_terms)) - NAME_TERMS[family]
     return bool(f.corpus.specific(shared))
@@ -51,6 +55,12 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         for family in sorted(fa.choices.keys() & fb.choices.keys()):
             x, y = fa.choices[family], fb.choices[family]
             if x == y:
+                if family in fa.asks & fb.asks:  # one answer to one question, twice
+                    kind = "duplicate" if fa.memory.scope == fb.memory.scope else "scope_overlap"
+                    out.append(Candidate(a, b, NAME, kind, min(0.85, 0.55 + sim),
+                                         f"the same answer to {family}: {x!r}",
+                                         (fa.memory.title, fb.memory.title), on_point=1.0))
+                    break
                 continue
             if not (FAMILIES[family].names_subject or _same_subject(fa, fb, family)):
                 continue
