@@ -18,6 +18,7 @@ from functools import cached_property
 from dmm.conflicts.alternatives import asks, choices
 from dmm.conflicts.contexts import named_contexts
 from dmm.conflicts.quantities import MONTHS, Quantity, Version, quantities, versions
+from dmm.conflicts.synonyms import widen
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
 from dmm.text.analyze import STOPWORDS, stem, terms
@@ -231,6 +232,17 @@ class Features:
         """Every pair of adjacent content words in the title and the prose ("access token",
         "refresh token"), stemmed; read when a title's compound meets another's (kinds)."""
         return compounds(self.memory.title + ".\n" + _prose(self.memory.body))
+
+    @cached_property
+    def wide_title_terms(self) -> set[str]:
+        """The title's terms with their synonyms (synonyms.py): "CPU limit" also says
+        "processor" and "cap"."""
+        return widen(self.title_terms)
+
+    @cached_property
+    def wide_terms(self) -> set[str]:
+        """Every term of the memory with its synonyms."""
+        return widen(self.all_terms)
 
     @cached_property
     def code(self) -> tuple[dict[str, str], set[str]]:

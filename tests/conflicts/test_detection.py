@@ -514,3 +514,38 @@ def test_an_incremental_scan_compares_titles_asking_one_question(repo):
     finally:
         conn.close()
     assert rows == [("mem_2025_02_16_001", "mem_2025_09_16_001", "contradictory")]
+
+
+def test_a_rule_forbidding_what_another_prescribes_in_other_words_contradicts_it(repo):
+    # "cap processor time" is "a CPU limit" in other words (synonyms.py); the two texts share
+    # little else, so the two titles' own words decide
+    add(repo, "project/a.md", "mem_2025_03_17_001", "Every container must declare a CPU limit",
+        "The admission policy rejects manifests without resources.limits.cpu, so one runaway "
+        "pod cannot starve its neighbours of CPU time.", tags="[kubernetes]")
+    add(repo, "project/b.md", "mem_2026_01_17_001", "Don't cap processor time on our containers",
+        "Quota throttling showed up as latency spikes while nodes sat idle; manifests carry "
+        "requests only.", tags="[latency]")
+    # the same cue about another thing: uploads are no processor
+    add(repo, "project/c.md", "mem_2026_02_17_001", "Don't cap upload sizes on the web tier",
+        "Large files stream straight to object storage.", tags="[uploads]")
+    # a body sentence in other words: "no inactivity expiry" against "end after 15 idle
+    # minutes"
+    add(repo, "project/d.md", "mem_2025_04_17_001", "Admin console sessions end after 15 idle "
+        "minutes", "Staff sessions in the console are terminated after fifteen minutes without "
+        "a request; this timeout is a SOC 2 control.", tags="[admin]")
+    add(repo, "project/e.md", "mem_2026_03_17_001", "Back-office logins persist until the "
+        "person signs out", "Support staff lose notes when thrown out of the admin console, "
+        "so staff sessions carry no inactivity expiry.", tags="[support]")
+    assert detect(repo) == {
+        ("mem_2025_03_17_001", "mem_2026_01_17_001"): "contradictory",
+        ("mem_2025_04_17_001", "mem_2026_03_17_001"): "contradictory",
+    }
+
+
+def test_synonyms_widen_stems_by_their_group():
+    from dmm.conflicts.synonyms import widen
+    from dmm.text.analyze import terms
+
+    assert set(terms("processor cap")) <= widen(terms("CPU limit"))
+    assert "stage" not in widen(terms("production"))  # neighbours, opposites: not synonyms
+    assert widen(set()) == set()

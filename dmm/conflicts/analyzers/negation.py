@@ -29,9 +29,11 @@ def _states(title: str) -> bool:
     return bool(DIRECTIVE.search(title)) or len(title.split()) >= 4
 
 
-def _forbidden(f, g) -> tuple[str, bool] | None:
+def _forbidden(f, g, similar: bool) -> tuple[str, bool] | None:
     """The clause of ``f`` that forbids what ``g``'s (affirmative) title states, if any, and
-    whether it is ``f``'s title."""
+    whether it is ``f``'s title. Unless the two are ``similar`` only a title that forbids
+    what the other title states counts: two titles are each memory's point, and a paraphrase
+    ("Don't cap processor time" against "declare a CPU limit") shares few words."""
     if g.title_prohibitions or not _states(g.memory.title):  # g's title forbids, not states
         return None
     # a body sentence that forbids the memory's own subject is not its point ("only
@@ -39,17 +41,19 @@ def _forbidden(f, g) -> tuple[str, bool] | None:
     body = [(action, tuple(t for t in scope if t not in f.title_terms), clause)
             for action, scope, clause in f.prohibitions]
     for point, (action, scope, clause) in [(True, p) for p in f.title_prohibitions] + \
-            [(False, p) for p in body]:
-        if not scope or not set(scope) <= g.all_terms:
+            [(False, p) for p in body if similar]:
+        # the other memory may name the thing in other words ("cap processor time" against
+        # "declare a CPU limit"): its words are read with their synonyms
+        if not scope or not set(scope) <= g.wide_terms:
             continue
         # a rule deep in a long guide must meet the title in words that say what it is about
         # in this store: "code" or "app" in a store of coding guides meets every title;
         # and between two guides of many rules (features.guides) one rule deep in one of
         # them says nothing against the other's topic
-        in_title = [t for t in scope if t in g.title_terms]
+        in_title = [t for t in scope if t in g.wide_title_terms]
         if not point and (guides(f, g) or not f.corpus.specific(in_title)):
             continue
-        if scope[0] in g.title_terms or (not action and len(in_title) >= 2):
+        if scope[0] in g.wide_title_terms or (not action and len(in_title) >= 2):
             return clause, point
     return None
 
@@ -100,7 +104,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             found = next(((clause, point, g.code[0][code])
                           for code, clause, point in forbidden[f.id]
                           if code in g.code[0]), None) if forbidden[f.id] else None
-            if not found and sim >= floor and (words := _forbidden(f, g)):
+            if not found and (words := _forbidden(f, g, sim >= floor)):
                 found = (*words, g.memory.title)
             if found:
                 clause, in_title, stated = found
