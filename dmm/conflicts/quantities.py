@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
+from dmm.conflicts.synonyms import canonical
 from dmm.text.analyze import STOPWORDS, stem
 
 WORD_NUMBERS = {
@@ -187,7 +188,9 @@ def quantities(text: str) -> list[Quantity]:
             out.append(Quantity("size", value * SIZE[unit], text[start:u.end()], start))
         elif (unit and len(unit) > 2 and unit.isalpha() and unit not in STOPWORDS
               and unit not in MONTHS):
-            out.append(Quantity(f"count:{stem(unit)}", value, text[start:u.end()], start))
+            # counted in other words, the same count: "3 seats", "five members"
+            out.append(Quantity(f"count:{canonical(stem(unit))}", value, text[start:u.end()],
+                                start))
     for m in (_CJK_QUANTITY.finditer(text) if any(c in text for c in _CJK_UNIT_STARTS)
               else ()):
         value = _cjk_number(m.group(1))

@@ -34,6 +34,7 @@ GROUPS = """
     login logins signin
     directory directories folder folders
     password passwords passphrase passphrases
+    seat seats member members
 """.strip().splitlines()
 
 _GROUP: dict[str, frozenset[str]] = {}
@@ -41,6 +42,13 @@ for _line in GROUPS:
     _stems = frozenset(terms(_line))
     for _stem in _stems:
         _GROUP[_stem] = _GROUP.get(_stem, frozenset()) | _stems
+
+
+def canonical(term: str) -> str:
+    """One stem for every word of ``term``'s group ("processor" -> "cpu"): what a count of
+    members and a count of seats are both counting."""
+    group = _GROUP.get(term)
+    return min(group) if group else term
 
 
 def widen(found: Iterable[str]) -> set[str]:

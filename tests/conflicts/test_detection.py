@@ -549,3 +549,17 @@ def test_synonyms_widen_stems_by_their_group():
     assert set(terms("processor cap")) <= widen(terms("CPU limit"))
     assert "stage" not in widen(terms("production"))  # neighbours, opposites: not synonyms
     assert widen(set()) == set()
+
+
+def test_a_count_in_other_words_is_the_same_count(repo):
+    # seats and members count the same people on a plan (synonyms.py)
+    add(repo, "project/a.md", "mem_2025_05_18_001", "Starter plan includes 2 seats",
+        "A workspace on the starter plan can have at most two seats; invitations count.",
+        tags="[billing]")
+    add(repo, "project/b.md", "mem_2026_01_18_001", "Starter workspaces can have four members",
+        "Marketing promises four people on the starter plan, owner included.",
+        tags="[marketing]")
+    # projects are another count of the same plan
+    add(repo, "project/c.md", "mem_2026_02_18_001", "Starter workspaces can hold ten projects",
+        "Archived projects do not count towards the ten.", tags="[limits]")
+    assert detect(repo) == {("mem_2025_05_18_001", "mem_2026_01_18_001"): "contradictory"}

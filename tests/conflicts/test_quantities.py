@@ -161,3 +161,9 @@ def test_a_lower_bound_on_a_version_is_read_as_one():
     assert read("at least Go 1.21 is needed") == [("1.21", True)]
     assert read("Python 3.9 to 3.12 or newer") == [("3.9", False), ("3.12", True)]
     assert read("Use Node 22 and Java 17") == [("22", False), ("17", False)]
+
+
+def test_counts_in_words_of_one_group_are_one_dimension():
+    [seats], [members] = quantities("three seats"), quantities("five members")
+    assert seats.dimension == members.dimension and (seats.value, members.value) == (3, 5)
+    assert quantities("five projects")[0].dimension != seats.dimension
