@@ -563,3 +563,40 @@ def test_a_count_in_other_words_is_the_same_count(repo):
     add(repo, "project/c.md", "mem_2026_02_18_001", "Starter workspaces can hold ten projects",
         "Archived projects do not count towards the ten.", tags="[limits]")
     assert detect(repo) == {("mem_2025_05_18_001", "mem_2026_01_18_001"): "contradictory"}
+
+
+def _invoice_events(repo):
+    add(repo, "project/a.md", "mem_2024_02_19_001", "Invoice events flow through NATS",
+        "The billing service publishes to the `billing-js` stream; failures land in "
+        "`invoices.dlq` after three attempts.", tags="[messaging]")
+    add(repo, "project/b.md", "mem_2025_03_19_001", "Invoice events migrated to Kafka",
+        "Invoice events now go to the `invoice-events` topic; the NATS cluster was shut down.",
+        tags="[messaging]")
+    # written after the migration, from the old procedure: it relies on what the change left
+    add(repo, "project/c.md", "mem_2026_01_19_001", "Replaying failed invoice events",
+        "Move messages from `invoices.dlq` back onto `billing-js` in small batches.",
+        tags="[runbook]")
+    # written for the new system: nothing left behind
+    add(repo, "project/d.md", "mem_2026_02_19_001", "Consumers of invoice events commit offsets",
+        "Each consumer of `invoice-events` commits its offset after its transaction.",
+        tags="[messaging]")
+
+
+def test_a_memory_relying_on_what_a_change_left_behind_is_stale(repo):
+    _invoice_events(repo)
+    found = detect(repo)
+    assert found[("mem_2024_02_19_001", "mem_2025_03_19_001")] == "stale"
+    assert found[("mem_2025_03_19_001", "mem_2026_01_19_001")] == "stale"
+    assert not any("mem_2026_02_19_001" in pair for pair in found)
+
+
+def test_an_incremental_scan_of_the_relying_memory_finds_the_change(repo):
+    _invoice_events(repo)
+    conn, _ = open_fresh(repo.ws)
+    try:
+        scan(conn, config.DEFAULTS["conflicts"], scan_type="incremental",
+             focus_ids={"mem_2026_01_19_001"})
+        rows = conn.execute("SELECT a, b, type FROM conflicts").fetchall()
+    finally:
+        conn.close()
+    assert rows == [("mem_2025_03_19_001", "mem_2026_01_19_001", "stale")]

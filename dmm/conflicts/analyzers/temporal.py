@@ -8,56 +8,113 @@ without any version leaves it true: "tests run on PostgreSQL" is not made
 stale by "upgraded to PostgreSQL 16". A story that goes X -> Y -> X (a memory records the
 move from X to Y, and a later one still uses X) is a reversal: every pair along the arc is
 reported, because an agent reading it cannot tell which state is current.
+
+A memory built on the specifics of a fact a recorded change made stale is stale by the same
+change, whenever it was written: a runbook that replays `orders.events.dlq` on the `/orders`
+vhost relies on the broker "Order events migrated to SNS and SQS" left behind, though it never
+names the broker. It must share two identifiers specific in the store with the stale fact that
+the change does not name, two specific title words with the change, and nothing of what the
+change moved to.
 """
 
 from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.alternatives import choices
-from dmm.conflicts.features import TRANSITION
+from dmm.conflicts.features import TRANSITION, Features, cosine
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
 NAME = "temporal"
+
+
+def _stale(fa: Features, fb: Features, sim: float) -> Candidate | None:
+    """The older of two memories of one scope made stale by a change the newer records."""
+    if fa.memory.scope != fb.memory.scope:
+        return None
+    if not (fa.memory.created and fb.memory.created) or fa.memory.created == fb.memory.created:
+        return None
+    old, new = (fa, fb) if fa.memory.created < fb.memory.created else (fb, fa)
+    old_names = old.names | {v.name for v in old.versions}
+    old_versioned = {v.name for v in old.versions}
+    new_versioned = {v.name for v in new.versions}
+    # what the older title is about, said again in the newer memory's point: a change
+    # recorded there is about it when the two share no name ("Aware datetimes
+    # everywhere after the timestamptz migration" after "Timestamps are naive UTC values")
+    subject = new.corpus.specific(set(terms(new.point)) & old.title_terms)
+    for sentence, sentence_names, sentence_terms in new.changes:
+        shared_names = (sentence_names | new_versioned) & old_names
+        # a new version of X leaves a statement naming X without a version true
+        named = {n for n in shared_names if n in old_versioned or n not in new_versioned}
+        about = sentence_terms & old.title_terms
+        old_titled = old.title_names | {v.name for v in old.point_versions}
+        # or the change lands on another answer to the question the old memory's title
+        # answers: "Argon2id migration is complete" after "Passwords are hashed with bcrypt"
+        moved_to = choices(sentence)
+        other = {f"{old.choices[k]} -> {v}" for k, v in moved_to.items()
+                 if k in old.choices and old.choices[k] != v}
+        if other:
+            named, about, old_titled = other, other, other
+        elif not shared_names and len(subject) >= 2:  # names, when shared, decide
+            named = about = subject
+        if named and about:
+            return Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
+                             f"{new.id} ({new.memory.created}) records a change: "
+                             f"{sentence[:160]!r}", (old.memory.title, sentence),
+                             on_point=0.5 + 0.5 * bool(old_titled & named))
+    return None
+
+
 def analyze(ctx: ScanContext) -> list[Candidate]:
     floor = ctx.config["temporal_similarity"]
+    out = [c for a, b, sim in ctx.pairs if sim >= floor
+           and (c := _stale(ctx.features[a], ctx.features[b], sim))]
+    return out + _relying(ctx, floor) + _reversals(ctx)
+
+
+def _code(f: Features) -> set[str]:
+    """``f``'s identifiers specific in the store (anchors that are not quantities)."""
+    return f.corpus.specific({a for a in f.anchors if "=" not in a})
+
+
+def _relying(ctx: ScanContext, floor: float) -> list[Candidate]:
+    """Memories that rely on what a stale fact names and its change left behind (see the
+    module's docstring), each with the memory recording the change. The stale fact may be
+    outside the scan's focus (an incremental scan of the runbook alone): it is looked for
+    among the memories loaded."""
     out = []
-    for a, b, sim in ctx.pairs:
-        fa, fb = ctx.features[a], ctx.features[b]
-        if sim < floor or fa.memory.scope != fb.memory.scope:
-            continue
-        if not (fa.memory.created and fb.memory.created) or fa.memory.created == fb.memory.created:
-            continue
-        old, new = (fa, fb) if fa.memory.created < fb.memory.created else (fb, fa)
-        old_names = old.names | {v.name for v in old.versions}
-        old_versioned = {v.name for v in old.versions}
-        new_versioned = {v.name for v in new.versions}
-        # what the older title is about, said again in the newer memory's point: a change
-        # recorded there is about it when the two share no name ("Aware datetimes
-        # everywhere after the timestamptz migration" after "Timestamps are naive UTC values")
-        subject = new.corpus.specific(set(terms(new.point)) & old.title_terms)
-        for sentence, sentence_names, sentence_terms in new.changes:
-            shared_names = (sentence_names | new_versioned) & old_names
-            # a new version of X leaves a statement naming X without a version true
-            named = {n for n in shared_names if n in old_versioned or n not in new_versioned}
-            about = sentence_terms & old.title_terms
-            old_titled = old.title_names | {v.name for v in old.point_versions}
-            # or the change lands on another answer to the question the old memory's title
-            # answers: "Argon2id migration is complete" after "Passwords are hashed with bcrypt"
-            moved_to = choices(sentence)
-            other = {f"{old.choices[k]} -> {v}" for k, v in moved_to.items()
-                     if k in old.choices and old.choices[k] != v}
-            if other:
-                named, about, old_titled = other, other, other
-            elif not shared_names and len(subject) >= 2:  # names, when shared, decide
-                named = about = subject
-            if named and about:
-                out.append(Candidate(old.id, new.id, NAME, "stale", min(0.9, 0.5 + sim),
-                                     f"{new.id} ({new.memory.created}) records a change: "
-                                     f"{sentence[:160]!r}", (old.memory.title, sentence),
-                                     on_point=0.5 + 0.5 * bool(old_titled & named)))
-                break
-    return out + _reversals(ctx)
+    by_code: dict[str, list[Features]] = {}  # who names each identifier, built when needed
+    for a, b, _ in ctx.pairs:
+        for new, f in ((ctx.features[a], ctx.features[b]), (ctx.features[b], ctx.features[a])):
+            if not new.changes or f.changes or f.memory.scope != new.memory.scope:
+                continue
+            if len(new.corpus.specific(f.title_terms & new.title_terms)) < 2:
+                continue
+            relies = _code(f)
+            if not relies or relies & (_code(new) - f.anchors):
+                continue  # f names nothing, or something the change moved to
+            if not by_code:
+                for g in ctx.features.values():
+                    if g.memory.is_active:
+                        for code in _code(g):
+                            by_code.setdefault(code, []).append(g)
+            named_too = {g.id: g for code in relies for g in by_code.get(code, ())}
+            for _, old in sorted(named_too.items()):
+                if old.id in (new.id, f.id):
+                    continue
+                relied = relies & _code(old) - new.anchors
+                if len(relied) < 2 or _code(f) & (_code(new) - old.anchors):
+                    continue
+                sim = cosine(old, new)
+                found = _stale(old, new, sim) if sim >= floor else None
+                if found and found.b == new.id:
+                    out.append(Candidate(new.id, f.id, NAME, "stale", found.score,
+                                         f"{f.id} relies on {', '.join(sorted(relied))} of "
+                                         f"{old.id}, left behind by the change {new.id} "
+                                         f"records: {found.statements[1][:160]!r}",
+                                         (f.memory.title, found.statements[1]), on_point=0.5))
+                    break
+    return out
 
 
 def _reversals(ctx: ScanContext) -> list[Candidate]:
