@@ -209,6 +209,8 @@ class Features:
     choices: dict[str, str] = field(default_factory=dict)  # see alternatives.py
     asks: set[str] = field(default_factory=set)  # families whose question the title names
     names: set[str] = field(default_factory=set)  # proper names in title and body
+    # who holds a role, as the memory says so (holders): {role key: (person, role as written)}
+    roles: dict[str, tuple[str, str]] = field(default_factory=dict)
     title_names: set[str] = field(default_factory=set)  # proper names in the title
     # sentences with a change cue: (sentence, its proper names, its terms)
     changes: list[tuple[str, set[str], set[str]]] = field(default_factory=list)
@@ -409,9 +411,61 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=contexts, choices=chosen, asks=asks(m.title) if chosen else set(),
             names=title_names | proper_names(body), title_names=title_names,
+            roles=holders(m.title + ".\n" + prose),
             changes=_changes(point),
             heading=heading, point=point_text, point_versions=versions(point_text),
             sections=len(_SECTION.findall(prose)), corpus=corpus)
+    return out
+
+
+# A person's name: two or three capitalised words ("Marta Ruiz", "Priya Raman")
+# (a line break inside it is a wrapped line, a blank line ends it)
+_PERSON = r"(?P<person>[A-Z][a-z'’-]+(?:[ \t]*\n?[ \t]+[A-Z][a-z'’-]+|\n[A-Z][a-z'’-]+){1,2})"
+# a role: an acronym (DPO, DRI, CISO) or a noun phrase ending in a role noun ("Data Protection
+# Officer", "release manager"), at most four words
+_ROLE_NOUN = (r"officer|owner|lead|manager|maintainer|contact|approver|administrator|steward|"
+              r"champion|coordinator|director|head|chair|sponsor|dri")
+_ROLE = rf"(?P<role>[A-Z]{{2,5}}|(?:[\w-]+\s+){{0,3}}(?i:{_ROLE_NOUN}))"
+_DETERMINER = r"(?:our|the|its|their)\s+(?:(?:appointed|designated|named|current|acting|sole)\s+)?"
+# "Marta Ruiz is our appointed Data Protection Officer", "Priya acts as the release manager",
+# "The person named as DPO in our policy is Tomasz Nowak", "Our DRI is Sam Lee"
+_HOLDS = [
+    re.compile(rf"{_PERSON}\s+(?:is|remains|(?:acts|serves)\s+as)\s+{_DETERMINER}{_ROLE}\b"),
+    re.compile(rf"\b(?:[Tt]he|[Oo]ur)\s+(?:person|one)\s+(?:named|designated|appointed)\s+as"
+               rf"\s+(?:(?:the|our|a)\s+)?{_ROLE}\b[^.;:]{{0,80}}?\bis\s+{_PERSON}"),
+    re.compile(rf"\b(?:[Tt]he|[Oo]ur)\s+{_ROLE}\s+is\s+{_PERSON}"),
+]
+
+
+_QUALIFIED = re.compile(r"\s+(?:of|for|on|in|at|to)\b")
+
+
+def _role_keys(role: str) -> set[str]:
+    """What names one role: its words, an acronym, the initials of a capitalised phrase
+    ("Data Protection Officer" is the DPO)."""
+    words = role.split()
+    keys = {" ".join(w.lower() for w in words)}
+    if len(words) >= 2 and all(w[0].isupper() for w in words):
+        keys.add("".join(w[0] for w in words).lower())
+    return keys
+
+
+def holders(text: str) -> dict[str, tuple[str, str]]:
+    """The roles ``text`` says a named person holds: {key: (person, role as written)} for
+    every key of the role (_role_keys)."""
+    out: dict[str, tuple[str, str]] = {}
+    if " is " not in text and " as " not in text:
+        return out
+    for pattern in _HOLDS:
+        for m in pattern.finditer(text):
+            role = " ".join(m.group("role").split())
+            # a bare "owner" or "lead" says nothing of what; "the tech lead of payments" is a
+            # role of payments, to be compared only where payments is bound
+            if (" " not in role and not role.isupper()) or (
+                    m.end("role") == m.end() and _QUALIFIED.match(text, m.end())):
+                continue
+            for key in _role_keys(role):
+                out.setdefault(key, (" ".join(m.group("person").split()), role))
     return out
 
 

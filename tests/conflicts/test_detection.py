@@ -600,3 +600,28 @@ def test_an_incremental_scan_of_the_relying_memory_finds_the_change(repo):
     finally:
         conn.close()
     assert rows == [("mem_2025_03_19_001", "mem_2026_01_19_001", "stale")]
+
+
+def test_two_people_holding_one_role_contradict(repo):
+    add(repo, "project/a.md", "mem_2024_06_20_001", "Route erasure requests to Ines Duarte",
+        "Ines Duarte is our appointed Data Protection Officer. Forward every access or erasure "
+        "request to her within two days.", tags="[compliance]")
+    add(repo, "project/b.md", "mem_2024_11_20_001", "Karl Weber answers privacy questions",
+        "The person named as DPO in our privacy policy is Karl Weber. Assign access and "
+        "erasure requests to him; he replies within two working days.", tags="[support]")
+    # a role of something else, qualified: not the same role
+    add(repo, "project/c.md", "mem_2025_01_20_001", "Mobile releases are cut on Tuesdays",
+        "Lena Fischer acts as the release manager for mobile; privacy reviews go to legal.",
+        tags="[mobile]")
+    assert detect(repo) == {("mem_2024_06_20_001", "mem_2024_11_20_001"): "contradictory"}
+
+
+def test_role_holders_are_read_from_what_a_memory_says():
+    from dmm.conflicts.features import holders
+
+    assert holders("Marta Ruiz is our appointed Data Protection Officer.")["dpo"] == (
+        "Marta Ruiz", "Data Protection Officer")
+    assert holders("The person named as DPO in our policy is Tomasz\nNowak.")["dpo"] == (
+        "Tomasz Nowak", "DPO")
+    assert holders("Jane Doe is the owner of the billing job.") == {}  # owner of what: bound
+    assert holders("Jane Doe is the owner.") == {}  # a bare role names nothing

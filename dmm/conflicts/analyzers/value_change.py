@@ -4,7 +4,9 @@ Units are normalised first (quantities.py), so 3600 seconds equals one hour and 
 bytes differs from 5 MB. A dimension only counts when both memories state it and no value of
 one matches a value of the other; counts are bound to their noun ("3 projects", "five
 projects"). Names count when both titles say the same thing about different people or products
-that the other memory never mentions. A memory that says it departs from the other's rule on
+that the other memory never mentions, or when the two say that different people hold one role
+("Marta Ruiz is our appointed Data Protection Officer", "the person named as DPO ... is Tomasz
+Nowak": an acronym is the initials of the capitalised role). A memory that says it departs from the other's rule on
 purpose ("regardless of the general request ceiling") makes an exception, not a contradiction.
 """
 
@@ -71,6 +73,18 @@ def _other_names(fa, fb) -> tuple[str, str] | None:
     shared = fa.corpus.specific(rest_a & rest_b)
     if len(shared) >= 2 and 2 * len(shared) >= min(len(rest_a), len(rest_b)):
         return " ".join(sorted(only_a)), " ".join(sorted(only_b))
+    return None
+
+
+def _other_holders(fa, fb) -> tuple[str, str] | None:
+    """One role, two people: each memory says someone holds it ("Marta Ruiz is our appointed
+    Data Protection Officer", "The person named as DPO ... is Tomasz Nowak") whom the other
+    memory never mentions."""
+    for key in sorted(fa.roles.keys() & fb.roles.keys()):
+        (x, role_x), (y, role_y) = fa.roles[key], fb.roles[key]
+        if x.lower() not in fb.memory.content.lower() and \
+                y.lower() not in fa.memory.content.lower():
+            return f"{x} ({role_x})", f"{y} ({role_y})"
     return None
 
 
@@ -162,7 +176,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             if hi_a < lo_b or hi_b < lo_a:  # no version in common, ranges included
                 differing.append((_said_version(name, lo_a, hi_a),
                                   _said_version(name, lo_b, hi_b)))
-        if not differing and (named := _other_names(fa, fb)):
+        if not differing and (named := _other_names(fa, fb) or _other_holders(fa, fb)):
             differing.append(named)
         if differing and (exception_to(fa, fb) or exception_to(fb, fa)):
             continue  # a specific rule that overrides the general one on purpose
