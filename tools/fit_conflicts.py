@@ -2,18 +2,24 @@
 
     python tools/fit_conflicts.py EVAL_DIR            # cross-validate, print, write the weights
     python tools/fit_conflicts.py EVAL_DIR --dry-run  # cross-validate and print only
+    python tools/fit_conflicts.py EVAL_DIR --stores MORE/real  # more whole stores, as negatives
 
 Every pair an analyzer reports in EVAL_DIR (labelled splits and the whole stores of `real/`,
 laid out as tools/eval_conflicts.py reads them) becomes one example: the features of
 dmm/conflicts/calibration.py, labelled 1 when the split's expected.json lists the pair (or the
 store's truth.json records it) and 0 otherwise. A real store's duplicates whose bodies are near
-copies are left out: the store's own scorer counts them as explained either way.
+copies are left out: the store's own scorer counts them as explained either way. `--stores DIR`
+adds the stores of DIR (converted by tools/convert_store.py from public collections, each with
+`memory/` and an optional `truth.json`) as further real stores: the labelled cases hold few pairs
+an analyzer reports wrongly, and a fit that sees few false reports trusts every report.
 
-scikit-learn's LogisticRegression is cross-validated with one group per case of a labelled split
-and one per real store (LeaveOneGroupOut), so a weight that only fits one case or one store
-shows up as a worse held-out figure. The table printed gives, for every set, the held-out
-figures next to those of the weights fitted on everything (what ships). Needs the dev extra:
-pip install -e '.[dev]'.
+The model is scikit-learn's L2-regularised logistic regression, fitted with scipy (which
+scikit-learn installs) so that the weights of evidence stay >= 0 (calibration.EVIDENCE), and
+cross-validated with scikit-learn's LeaveOneGroupOut: one group per case of a labelled split and
+one per real store, so a weight that only fits one case or one store shows up as a worse held-out
+figure. The regularisation is the strongest within one standard error of the lowest held-out log
+loss. The table printed gives, for every set, the held-out figures next to those of the weights
+fitted on everything (what ships). Needs the dev extra: pip install -e '.[dev]'.
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -33,13 +41,14 @@ from eval_conflicts import (explained_pairs, labelled_cases, load_store,  # noqa
                             near_copies)
 
 from dmm.config import DEFAULTS  # noqa: E402
-from dmm.conflicts.calibration import FEATURES, WEIGHTS_FILE, pair_features  # noqa: E402
+from dmm.conflicts.calibration import (EVIDENCE, FEATURES, WEIGHTS_FILE,  # noqa: E402
+                                       pair_features)
 from dmm.conflicts.features import build  # noqa: E402
 from dmm.conflicts.merger import by_pair, kind_of  # noqa: E402
 from dmm.conflicts.scanner import candidates  # noqa: E402
 
 
-def examples(eval_dir: Path) -> list[dict]:
+def examples(eval_dir: Path, more: list[Path] = ()) -> list[dict]:
     """One row per reported pair: set, group, pair, label, type, expected type, features."""
     config = dict(DEFAULTS["conflicts"])
     rows = []
@@ -67,8 +76,9 @@ def examples(eval_dir: Path) -> list[dict]:
         for case, want in labelled_cases(split):
             add(split.name, f"{split.name}/{case.name}", load_store(case / "memory"), want, set(),
                 0)
-    real = eval_dir / "real"
-    for store in sorted(p for p in real.iterdir() if (p / "memory").is_dir()):
+    stores = [p for real in [eval_dir / "real", *more] if real.is_dir()
+              for p in real.iterdir() if (p / "memory").is_dir()]
+    for store in sorted(stores, key=lambda p: p.name):
         n = sum(1 for _ in (store / "memory").rglob("*.md"))
         add(store.name, f"real/{store.name}", load_store(store / "memory"), {},
             explained_pairs(store), n)
@@ -107,16 +117,41 @@ def figures(rows: list[dict], probability: list[float | None], threshold: float)
 USED = list(FEATURES)  # --without takes features out (ablations)
 
 
-def fit(rows: list[dict], c: float):
-    from sklearn.linear_model import LogisticRegression
+class Model(NamedTuple):
+    intercept: float
+    coefficients: list[float]
 
-    X = [[r["x"][f] for f in USED] for r in rows]
-    y = [r["label"] for r in rows]
-    return LogisticRegression(C=c, max_iter=5000).fit(X, y)
+    def predict(self, rows: list[dict]) -> list[float]:
+        return [1.0 / (1.0 + math.exp(-(self.intercept + sum(
+            w * r["x"][f] for f, w in zip(USED, self.coefficients))))) for r in rows]
 
 
-def predict(model, rows: list[dict]) -> list[float]:
-    return list(model.predict_proba([[r["x"][f] for f in USED] for r in rows])[:, 1])
+def fit(rows: list[dict], c: float) -> Model:
+    """L2-regularised logistic regression (scikit-learn's objective: half the squared weights
+    plus C times the log loss, the intercept free), with the weights of EVIDENCE kept >= 0
+    (scipy's L-BFGS-B, which scikit-learn's LogisticRegression has no bounds for)."""
+    import numpy as np
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    X = np.array([[r["x"][f] for f in USED] for r in rows], dtype=float)
+    y = np.array([r["label"] for r in rows], dtype=float)
+
+    def objective(theta):
+        z = X @ theta[1:] + theta[0]
+        loss = np.sum(y * np.logaddexp(0, -z) + (1 - y) * np.logaddexp(0, z))
+        residual = expit(z) - y
+        grad = np.concatenate([[c * residual.sum()], theta[1:] + c * (X.T @ residual)])
+        return 0.5 * theta[1:] @ theta[1:] + c * loss, grad
+
+    bounds = [(None, None)] + [(0.0, None) if f in EVIDENCE else (None, None) for f in USED]
+    result = minimize(objective, np.zeros(len(USED) + 1), jac=True, method="L-BFGS-B",
+                      bounds=bounds, options={"maxiter": 10000})
+    return Model(float(result.x[0]), [float(w) for w in result.x[1:]])
+
+
+def predict(model: Model, rows: list[dict]) -> list[float]:
+    return model.predict(rows)
 
 
 def cross_validated(rows: list[dict], c: float) -> list[float | None]:
@@ -136,25 +171,43 @@ def cross_validated(rows: list[dict], c: float) -> list[float | None]:
     return out
 
 
-GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 
 
-def log_loss(rows: list[dict], probability: list[float | None]) -> float:
-    """Mean held-out log loss over the reported pairs (the pairs with a prediction)."""
+def log_loss(rows: list[dict], probability: list[float | None]) -> tuple[float, float]:
+    """Mean held-out log loss over the reported pairs (the pairs with a prediction), and its
+    standard error."""
     import math
 
-    pairs = [(r["label"], min(max(p, 1e-6), 1 - 1e-6))
-             for r, p in zip(rows, probability) if p is not None]
-    return -sum(math.log(p if y else 1 - p) for y, p in pairs) / max(1, len(pairs))
+    losses = [-math.log(p if y else 1 - p) for y, p in
+              ((r["label"], min(max(p, 1e-6), 1 - 1e-6))
+               for r, p in zip(rows, probability) if p is not None)]
+    n = max(1, len(losses))
+    mean = sum(losses) / n
+    spread = math.sqrt(sum((x - mean) ** 2 for x in losses) / max(1, n - 1))
+    return mean, spread / math.sqrt(n)
+
+
+def chosen_c(losses: dict[float, tuple[float, float]]) -> float:
+    """The strongest regularisation whose held-out loss is within one standard error of the
+    best (the one-standard-error rule): with a hundred-odd examples, a weaker one buys a
+    smaller loss that is noise, and weights sharp enough to overrule every analyzer."""
+    best = min(losses, key=lambda c: losses[c][0])
+    bound = losses[best][0] + losses[best][1]
+    return min(c for c, (loss, _) in losses.items() if loss <= bound)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("eval_dir", type=Path)
     ap.add_argument("--c", type=float, help="inverse regularisation strength (default: the "
-                    "value of GRID with the lowest held-out log loss)")
+                    "smallest value of GRID within one standard error of the lowest held-out "
+                    "log loss)")
     ap.add_argument("--threshold", type=float, default=DEFAULTS["conflicts"]["min_confidence"])
     ap.add_argument("--dry-run", action="store_true", help="do not write the weights")
+    ap.add_argument("--stores", action="append", default=[], type=Path,
+                    help="a folder of more real stores (repeatable): negatives unless their "
+                         "truth.json records the pair")
     ap.add_argument("--without", action="append", default=[], choices=FEATURES,
                     help="leave a feature out (an ablation; implies --dry-run)")
     args = ap.parse_args()
@@ -162,13 +215,14 @@ def main() -> int:
 
     USED[:] = [f for f in FEATURES if f not in args.without]
     args.dry_run = args.dry_run or bool(args.without)
-    rows = examples(args.eval_dir)
+    rows = examples(args.eval_dir, args.stores)
     scored = [r for r in rows if r["x"] is not None]
     losses = {}
     for c in ([args.c] if args.c else GRID):
         losses[c] = log_loss(rows, cross_validated(rows, c))
-        print(f"C={c:g}: held-out log loss {losses[c]:.4f}", file=sys.stderr)
-    args.c = min(losses, key=losses.get)
+        print(f"C={c:g}: held-out log loss {losses[c][0]:.4f} (standard error "
+              f"{losses[c][1]:.4f})", file=sys.stderr)
+    args.c = chosen_c(losses)
     held_out = figures(rows, cross_validated(rows, args.c), args.threshold)
     model = fit(scored, args.c)
     everything = iter(predict(model, scored))
@@ -191,8 +245,8 @@ def main() -> int:
     print(tabulate(table, headers=["set", "held-out precision", "recall", "type accuracy",
                                    "unexplained per 100", "fitted precision", "recall",
                                    "unexplained per 100"], tablefmt="github"))
-    weights = {"intercept": round(float(model.intercept_[0]), 4),
-               "coefficients": {f: round(float(w), 4) for f, w in zip(USED, model.coef_[0])},
+    weights = {"intercept": round(model.intercept, 4),
+               "coefficients": {f: round(w, 4) for f, w in zip(USED, model.coefficients)},
                "fitted": dt.date.today().isoformat(), "C": args.c,
                "examples": len(scored), "positives": sum(r["label"] for r in scored),
                "held_out": held_out}

@@ -6,9 +6,10 @@ from an artifact of how a store is written: how similar the two texts are, how l
 (two long guides on one topic share much of their words), how many title words they share that
 are specific to them in this store, and whether both titles are topic headings.
 
-The coefficients are fitted at development time by tools/fit_conflicts.py (scikit-learn's
-logistic regression, on labelled pairs and on every pair of whole real stores) and shipped as
-data in dmm/conflicts/data/weights.json; the scan itself only multiplies and adds. Pure.
+The coefficients are fitted at development time by tools/fit_conflicts.py (a logistic
+regression whose weights of evidence are kept >= 0, on labelled pairs and on every pair of whole
+real stores) and shipped as data in dmm/conflicts/data/weights.json; the scan itself only
+multiplies and adds. Pure.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ SCORED_METHODS = ("supersession_chain", "semantic_similarity", "value_change", "
                   "alternatives", "temporal", "tag_overlap")
 FEATURES = (*SCORED_METHODS, "on_point", "similarity", "length", "specific_title_words",
             "headings")
+# what can only raise the confidence, and is fitted with a weight >= 0: an analyzer's finding,
+# evidence on the memories' point, how similar the two are, the specific title words they share.
+# A fit left free learns the shapes of its stores instead (similar pairs with shared tags are
+# guides of one collection in the real stores; every labelled case is short) and gave a near copy
+# with another value a confidence of 0.16. Length and headings are such shapes: either way.
+EVIDENCE = frozenset({*SCORED_METHODS, "on_point", "similarity", "specific_title_words"})
 
 
 def pair_features(fa: Features, fb: Features, group: list[Candidate]) -> dict[str, float]:

@@ -3,8 +3,9 @@
 The type comes from the strongest kind of evidence: structural supersession problems first,
 then a recorded change (stale), then disagreement (contradictory; across two scopes that is a
 diverging scope overlap), then sameness (duplicate, scope overlap). Confidence weighs every
-candidate for the pair with the fitted coefficients of calibration.py. Pairs below the minimum
-confidence are dropped.
+candidate for the pair with the fitted coefficients of calibration.py; a near copy (cosine >=
+NEAR_COPY) is as sure as the two texts are close. Pairs below the minimum confidence are
+dropped.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from dmm.conflicts.calibration import confidence as calibrated, pair_features
-from dmm.conflicts.features import DIRECTIVE, Features
+from dmm.conflicts.features import DIRECTIVE, NEAR_COPY, Features, cosine
 from dmm.conflicts.model import Candidate, Conflict, ConflictMemory, conflict_id, pair_key
 
 ORDER = ("supersession", "stale", "contradictory", "scope_overlap", "duplicate")
@@ -54,6 +55,10 @@ def merge(candidates: list[Candidate], features: dict[str, Features], min_confid
         fa, fb = features[a], features[b]
         kind = kind_of(group, fa, fb)
         confidence = min(0.99, calibrated(pair_features(fa, fb, group), fitted))
+        if kind in ("duplicate", "scope_overlap") and (sim := cosine(fa, fb)) >= NEAR_COPY:
+            # two texts this close are copies: a fact about them, like a supersession link,
+            # whatever the shapes the calibration weighs (two guides, long texts)
+            confidence = max(confidence, min(0.99, sim))
         if confidence < min_confidence:
             continue
         lead = max((c for c in typed if c.type == kind or kind == "scope_overlap"),

@@ -338,6 +338,8 @@ def test_the_shipped_weights_cover_every_feature():
     structural = dict.fromkeys(calibration.FEATURES, 0.0) | {"supersession_chain": 0.95,
                                                               "on_point": 1.0}
     assert calibration.confidence(structural) > max(low, 0.5)
+    # evidence never counts against a conflict: more of it never lowers the confidence
+    assert all(fitted["coefficients"][f] >= 0 for f in calibration.EVIDENCE)
 
 
 def test_the_eval_tool_reports_what_a_full_scan_stores(repo, tmp_path):
