@@ -411,7 +411,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=contexts, choices=chosen, asks=asks(m.title) if chosen else set(),
             names=title_names | proper_names(body), title_names=title_names,
-            roles=holders(m.title + ".\n" + prose),
+            roles=holders(point_text),
             changes=_changes(point),
             heading=heading, point=point_text, point_versions=versions(point_text),
             sections=len(_SECTION.findall(prose)), corpus=corpus)
@@ -451,8 +451,9 @@ def _role_keys(role: str) -> set[str]:
 
 
 def holders(text: str) -> dict[str, tuple[str, str]]:
-    """The roles ``text`` says a named person holds: {key: (person, role as written)} for
-    every key of the role (_role_keys)."""
+    """The roles ``text`` (a memory's point: who holds a role is what such a memory is
+    about) says a named person holds: {key: (person, role as written)} for every key of the
+    role (_role_keys)."""
     out: dict[str, tuple[str, str]] = {}
     if " is " not in text and " as " not in text:
         return out

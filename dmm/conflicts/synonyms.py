@@ -44,6 +44,9 @@ for _line in GROUPS:
         _GROUP[_stem] = _GROUP.get(_stem, frozenset()) | _stems
 
 
+_WORDS = frozenset(_GROUP)
+
+
 def canonical(term: str) -> str:
     """One stem for every word of ``term``'s group ("processor" -> "cpu"): what a count of
     members and a count of seats are both counting."""
@@ -54,6 +57,6 @@ def canonical(term: str) -> str:
 def widen(found: Iterable[str]) -> set[str]:
     """``found`` (stemmed terms) with every word of the groups they belong to."""
     out = set(found)
-    for t in list(out):
-        out |= _GROUP.get(t, frozenset())
+    for t in _WORDS.intersection(out):
+        out |= _GROUP[t]
     return out

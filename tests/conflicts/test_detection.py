@@ -17,6 +17,17 @@ def detect(repo) -> dict[tuple[str, str], str]:
     return {(a, b): t for a, b, t in rows}
 
 
+def detect_incremental(repo, memory_id: str) -> list[tuple[str, str, str]]:
+    """What an incremental scan of one changed memory stores: (a, b, type) rows."""
+    conn, _ = open_fresh(repo.ws)
+    try:
+        scan(conn, config.DEFAULTS["conflicts"], scan_type="incremental",
+             focus_ids={memory_id})
+        return conn.execute("SELECT a, b, type FROM conflicts").fetchall()
+    finally:
+        conn.close()
+
+
 def add(repo, path, mem_id, title, body, **kw):
     repo.add(path, mem_id, title, body, extra=f"created: {mem_id[4:14].replace('_', '-')}\n"
              + kw.pop("extra", ""), **kw)
@@ -429,14 +440,8 @@ def test_an_incremental_scan_compares_other_answers_that_share_no_words(repo):
             f"Something else entirely, number {n}.")
     add(repo, "project/b.md", "mem_2025_09_14_001", "Bugsnag receives every failure",
         "The mobile and web clients send failures to Bugsnag.", tags="[monitoring]")
-    conn, _ = open_fresh(repo.ws)
-    try:
-        scan(conn, config.DEFAULTS["conflicts"], scan_type="incremental",
-             focus_ids={"mem_2025_09_14_001"})
-        rows = conn.execute("SELECT a, b, type FROM conflicts").fetchall()
-    finally:
-        conn.close()
-    assert rows == [("mem_2025_02_14_001", "mem_2025_09_14_001", "contradictory")]
+    assert detect_incremental(repo, "mem_2025_09_14_001") == [
+        ("mem_2025_02_14_001", "mem_2025_09_14_001", "contradictory")]
 
 
 def test_two_people_named_for_the_same_role_contradict(repo):
@@ -506,14 +511,8 @@ def test_an_incremental_scan_compares_titles_asking_one_question(repo):
             f"Something else entirely, number {n}.")
     add(repo, "project/b.md", "mem_2025_09_16_001", "列表接口统一使用 page / page_size 分页",
         "所有返回集合的接口都通过这两个查询参数来分页。", tags="[前端]")
-    conn, _ = open_fresh(repo.ws)
-    try:
-        scan(conn, config.DEFAULTS["conflicts"], scan_type="incremental",
-             focus_ids={"mem_2025_09_16_001"})
-        rows = conn.execute("SELECT a, b, type FROM conflicts").fetchall()
-    finally:
-        conn.close()
-    assert rows == [("mem_2025_02_16_001", "mem_2025_09_16_001", "contradictory")]
+    assert detect_incremental(repo, "mem_2025_09_16_001") == [
+        ("mem_2025_02_16_001", "mem_2025_09_16_001", "contradictory")]
 
 
 def test_a_rule_forbidding_what_another_prescribes_in_other_words_contradicts_it(repo):
@@ -592,14 +591,8 @@ def test_a_memory_relying_on_what_a_change_left_behind_is_stale(repo):
 
 def test_an_incremental_scan_of_the_relying_memory_finds_the_change(repo):
     _invoice_events(repo)
-    conn, _ = open_fresh(repo.ws)
-    try:
-        scan(conn, config.DEFAULTS["conflicts"], scan_type="incremental",
-             focus_ids={"mem_2026_01_19_001"})
-        rows = conn.execute("SELECT a, b, type FROM conflicts").fetchall()
-    finally:
-        conn.close()
-    assert rows == [("mem_2025_03_19_001", "mem_2026_01_19_001", "stale")]
+    assert detect_incremental(repo, "mem_2026_01_19_001") == [
+        ("mem_2025_03_19_001", "mem_2026_01_19_001", "stale")]
 
 
 def test_two_people_holding_one_role_contradict(repo):

@@ -36,6 +36,8 @@ def _forbidden(f, g, similar: bool) -> tuple[str, bool] | None:
     ("Don't cap processor time" against "declare a CPU limit") shares few words."""
     if g.title_prohibitions or not _states(g.memory.title):  # g's title forbids, not states
         return None
+    if not (similar or f.title_prohibitions):
+        return None
     # a body sentence that forbids the memory's own subject is not its point ("only
     # authorised apps may use the HSM" in a memory about the HSM): those words are left out
     body = [(action, tuple(t for t in scope if t not in f.title_terms), clause)
@@ -44,7 +46,7 @@ def _forbidden(f, g, similar: bool) -> tuple[str, bool] | None:
             [(False, p) for p in body if similar]:
         # the other memory may name the thing in other words ("cap processor time" against
         # "declare a CPU limit"): its words are read with their synonyms
-        if not scope or not set(scope) <= g.wide_terms:
+        if not scope or not (set(scope) <= g.all_terms or set(scope) <= g.wide_terms):
             continue
         # a rule deep in a long guide must meet the title in words that say what it is about
         # in this store: "code" or "app" in a store of coding guides meets every title;

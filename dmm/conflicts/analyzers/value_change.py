@@ -6,8 +6,9 @@ one matches a value of the other; counts are bound to their noun ("3 projects", 
 projects"). Names count when both titles say the same thing about different people or products
 that the other memory never mentions, or when the two say that different people hold one role
 ("Marta Ruiz is our appointed Data Protection Officer", "the person named as DPO ... is Tomasz
-Nowak": an acronym is the initials of the capitalised role). A memory that says it departs from the other's rule on
-purpose ("regardless of the general request ceiling") makes an exception, not a contradiction.
+Nowak": an acronym is the initials of the capitalised role). A memory that says it departs
+from the other's rule on purpose ("regardless of the general request ceiling") makes an
+exception, not a contradiction.
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ def _other_names(fa, fb) -> tuple[str, str] | None:
 
 
 def _other_holders(fa, fb) -> tuple[str, str] | None:
-    """One role, two people: each memory says someone holds it ("Marta Ruiz is our appointed
-    Data Protection Officer", "The person named as DPO ... is Tomasz Nowak") whom the other
-    memory never mentions."""
+    """One role, two people: each memory's point says someone holds it ("Marta Ruiz is our
+    appointed Data Protection Officer", "The person named as DPO ... is Tomasz Nowak") whom the
+    other memory never mentions."""
     for key in sorted(fa.roles.keys() & fb.roles.keys()):
         (x, role_x), (y, role_y) = fa.roles[key], fb.roles[key]
         if x.lower() not in fb.memory.content.lower() and \
