@@ -618,3 +618,21 @@ def test_role_holders_are_read_from_what_a_memory_says():
         "Tomasz Nowak", "DPO")
     assert holders("Jane Doe is the owner of the billing job.") == {}  # owner of what: bound
     assert holders("Jane Doe is the owner.") == {}  # a bare role names nothing
+
+
+def test_values_both_titles_state_are_compared_however_little_else_is_shared(repo):
+    # two wordings of one ceiling, little alike (cosine below value_similarity): each title
+    # states its value, and the sentences saying it share words besides the values' own
+    # ("avatar", "users", "upload"; not "MB" or "bytes")
+    add(repo, "project/a.md", "mem_2024_08_21_001", "Profile photo uploads are capped at 8 MB",
+        "`PUT /users/{id}/avatar` accepts a picture upload of up to 8 MB; we shrink it to 256 "
+        "px variants ourselves, so phones may send camera originals.", tags="[api]")
+    add(repo, "project/b.md", "mem_2025_01_21_001",
+        "Avatar route refuses request bodies above 2,097,152 bytes",
+        "The ingress in front of the users service limits avatar uploads to 2097152 bytes, "
+        "and the application enforces the same number for every avatar upload.",
+        tags="[ingress]")
+    # another title's value, said about other things: no shared subject, no comparison
+    add(repo, "project/c.md", "mem_2025_02_21_001", "Export files are capped at 50 MB",
+        "Nightly exports for finance stay under 50 MB.", tags="[exports]")
+    assert detect(repo) == {("mem_2024_08_21_001", "mem_2025_01_21_001"): "contradictory"}

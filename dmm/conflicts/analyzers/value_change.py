@@ -19,6 +19,7 @@ from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.features import exception_to, guides
 from dmm.conflicts.model import Candidate
 from dmm.conflicts.quantities import same_value
+from dmm.conflicts.synonyms import canonical
 from dmm.text.analyze import stem, terms
 
 NAME = "value_change"
@@ -96,6 +97,20 @@ def _title_quantities(f, titled: dict) -> list:
     return titled[f.id]
 
 
+def _said(q) -> set[str]:
+    """The terms of a value that say how much, not of what: "25 MB" -> "25", "mb"; of "3
+    projects" only "3" (what is counted is the subject)."""
+    counted = q.dimension.removeprefix("count:") if q.dimension.startswith("count:") else None
+    return {t for t in terms(q.text) if canonical(t) != counted}
+
+
+def _titled(f, q, titled: dict) -> bool:
+    """Whether ``q`` is a value ``f``'s title states (in any spelling: "10,485,760 bytes" in
+    the title, "10485760 bytes" in the body)."""
+    return any(t.dimension == q.dimension and same_value(t.value, q.value)
+               for t in _title_quantities(f, titled))
+
+
 def _subject_words(fa, fb, titled: dict) -> set[str]:
     """The title words two memories share that name their subject: specific to them in the
     store, and not the values themselves ("30 days" in both titles is no shared subject)."""
@@ -146,7 +161,9 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
     for a, b, sim in ctx.pairs:
         fa, fb = ctx.features[a], ctx.features[b]
         in_titles = _title_values(fa, fb, titled)
-        if sim < floor and not in_titles:
+        # below the floor only values both titles state are compared: each memory's point
+        titles_only = sim < floor and not in_titles
+        if titles_only and not (_title_quantities(fa, titled) and _title_quantities(fb, titled)):
             continue
         differing, agreeing = [in_titles] if in_titles else [], []
         for dim in {q.dimension for q in fa.quantities} & {q.dimension for q in fb.quantities}:
@@ -157,9 +174,13 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
                 continue
             # bind the subject: the two values must be said about shared words, and one of
             # them must be the point of its memory (in the title) unless the pair is close
+            if titles_only:  # the title's values, wherever the body says them again
+                qa = [(q, c) for q, c in qa if _titled(fa, q, titled)]
+                qb = [(q, c) for q, c in qb if _titled(fb, q, titled)]
             for x, cx in qa:
-                y, cy = next(((y, cy) for y, cy in qb if len(fa.corpus.specific(cx & cy)) >= 2),
-                             (None, None))
+                # the values' own words ("MB", "days") say how much, not of what
+                y, cy = next(((y, cy) for y, cy in qb if len(fa.corpus.specific(
+                    cx & cy - _said(x) - _said(y))) >= 2), (None, None))
                 if y is not None and (sim >= 0.3 or _in_title(fa, x.text)
                                       or _in_title(fb, y.text)):
                     differing.append((x.text, y.text))
@@ -169,7 +190,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         # 17 in an example, C# 13 features) states no policy about them
         # two topic headings of versions ("Guidance for upgrades to Rails 8.0", "... 8.1") are
         # documents for two versions, as headings for two stacks are
-        names = (set() if fa.heading and fb.heading else
+        names = (set() if (fa.heading and fb.heading) or titles_only else
                  {v.name for v in fa.point_versions} & {v.name for v in fb.point_versions})
         for name in sorted(names):
             lo_a, hi_a = _version_range(fa, name)
@@ -177,7 +198,8 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
             if hi_a < lo_b or hi_b < lo_a:  # no version in common, ranges included
                 differing.append((_said_version(name, lo_a, hi_a),
                                   _said_version(name, lo_b, hi_b)))
-        if not differing and (named := _other_names(fa, fb) or _other_holders(fa, fb)):
+        if not differing and not titles_only and (
+                named := _other_names(fa, fb) or _other_holders(fa, fb)):
             differing.append(named)
         if differing and (exception_to(fa, fb) or exception_to(fb, fa)):
             continue  # a specific rule that overrides the general one on purpose
