@@ -227,6 +227,11 @@ def test_one_piece_of_code_in_the_points_of_two_scopes_is_one_rule_twice(repo):
         "Every change reaches it through a reviewed merge request.", scope="global")
     add(repo, "project/deploy.md", "mem_2025_05_01_001", "`trunk` deploys to staging on merge",
         "The pipeline ships each merge within ten minutes.")
+    # one folder where two different rules apply: no overlap
+    add(repo, "global/layout.md", "mem_2024_06_01_001", "Runbooks are kept as markdown",
+        "Every runbook lives in `ops/runbooks/`, one file per alert.", scope="global")
+    add(repo, "project/review.md", "mem_2025_06_01_001", "Runbook changes need an on-call review",
+        "A change under `ops/runbooks/` waits for the on-call engineer's approval.")
     assert detect(repo) == {("mem_2024_12_02_001", "mem_2025_02_19_001"): "scope_overlap"}
 
 

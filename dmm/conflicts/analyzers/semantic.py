@@ -40,8 +40,10 @@ def _same_code(f, g) -> set[str]:
     named by both where they forbid something. "Never push to `main` directly" and "`main`
     deploys to staging on merge" name one branch in two rules."""
     (f_uses, f_bans), (g_uses, g_bans) = f.code, g.code
-    return {c for c in (f_uses.keys() & g_uses.keys()) | (f_bans & g_bans)
-            if f.corpus.specific(terms(c))}
+    # a folder two rules name is where each applies, not one rule ("memories live in
+    # `.dmm/memory/`", "proposals write under `.dmm/memory/`"); forbidding it in both is one
+    used = {c for c in f_uses.keys() & g_uses.keys() if not c.endswith("/")}
+    return {c for c in used | (f_bans & g_bans) if f.corpus.specific(terms(c))}
 
 
 def analyze(ctx: ScanContext) -> list[Candidate]:
