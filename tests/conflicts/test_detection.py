@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from dmm import config
 from dmm.conflicts.scanner import scan
 from dmm.index.refresh import open_fresh
@@ -437,14 +439,24 @@ def test_a_memory_that_also_endorses_the_other_answer_does_not_contradict(repo):
     assert detect(repo) == {("mem_2025_02_13_001", "mem_2025_04_13_001"): "contradictory"}
 
 
-def test_an_incremental_scan_compares_other_answers_that_share_no_words(repo):
-    add(repo, "project/a.md", "mem_2025_02_14_001", "Crashes are reported to Rollbar",
-        "Unhandled exceptions reach Rollbar with the release tag.", tags="[errors]")
+@pytest.mark.parametrize("older, newer", [
+    # another answer of a family that names its subject
+    (("Crashes are reported to Rollbar", "Unhandled exceptions reach Rollbar with the release "
+      "tag.", "[errors]"),
+     ("Bugsnag receives every failure", "The mobile and web clients send failures to Bugsnag.",
+      "[monitoring]")),
+    # another answer to a question both titles ask, in two languages
+    (("Collection endpoints paginate with cursors", "Every list returns next_cursor; offsets "
+      "are rejected.", "[http]"),
+     ("列表接口统一使用 page / page_size 分页", "所有返回集合的接口都通过这两个查询参数来分页。",
+      "[前端]")),
+], ids=["names its subject", "asks its question"])
+def test_an_incremental_scan_compares_other_answers_that_share_no_words(repo, older, newer):
+    add(repo, "project/a.md", "mem_2025_02_14_001", older[0], older[1], tags=older[2])
     for n in range(2, 8):
         add(repo, f"project/x{n}.md", f"mem_2025_02_14_00{n}", f"Unrelated rule {n}",
             f"Something else entirely, number {n}.")
-    add(repo, "project/b.md", "mem_2025_09_14_001", "Bugsnag receives every failure",
-        "The mobile and web clients send failures to Bugsnag.", tags="[monitoring]")
+    add(repo, "project/b.md", "mem_2025_09_14_001", newer[0], newer[1], tags=newer[2])
     assert detect_incremental(repo, "mem_2025_09_14_001") == [
         ("mem_2025_02_14_001", "mem_2025_09_14_001", "contradictory")]
 
@@ -506,18 +518,6 @@ def test_two_titles_asking_one_question_in_other_words_are_about_the_same_thing(
         ("mem_2025_02_15_001", "mem_2025_10_15_001"): "duplicate",
         ("mem_2025_09_15_001", "mem_2025_10_15_001"): "contradictory",
     }
-
-
-def test_an_incremental_scan_compares_titles_asking_one_question(repo):
-    add(repo, "project/a.md", "mem_2025_02_16_001", "Collection endpoints paginate with cursors",
-        "Every list returns next_cursor; offsets are rejected.", tags="[http]")
-    for n in range(2, 8):
-        add(repo, f"project/x{n}.md", f"mem_2025_02_16_00{n}", f"Unrelated rule {n}",
-            f"Something else entirely, number {n}.")
-    add(repo, "project/b.md", "mem_2025_09_16_001", "列表接口统一使用 page / page_size 分页",
-        "所有返回集合的接口都通过这两个查询参数来分页。", tags="[前端]")
-    assert detect_incremental(repo, "mem_2025_09_16_001") == [
-        ("mem_2025_02_16_001", "mem_2025_09_16_001", "contradictory")]
 
 
 def test_a_rule_forbidding_what_another_prescribes_in_other_words_contradicts_it(repo):
