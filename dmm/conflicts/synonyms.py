@@ -8,7 +8,8 @@ how engineering rules are written (not neighbours that often appear together: "s
 analyzers that bind two memories by the words of a rule (what a sentence forbids, what a value
 is said about) read a memory's words widened by their groups.
 
-Pure data and one function. Words are stemmed as everywhere (dmm.text.analyze.terms).
+Pure data and two functions (widen, canonical). Words are stemmed as everywhere
+(dmm.text.analyze.terms).
 """
 
 from __future__ import annotations

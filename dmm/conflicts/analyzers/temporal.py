@@ -72,9 +72,12 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
     return out + _relying(ctx, floor) + _reversals(ctx)
 
 
-def _code(f: Features) -> set[str]:
-    """``f``'s identifiers specific in the store (anchors that are not quantities)."""
-    return f.corpus.specific({a for a in f.anchors if "=" not in a})
+def _code(f: Features, known: dict[str, set[str]]) -> set[str]:
+    """``f``'s identifiers specific in the store (anchors that are not quantities), read once
+    per scan (kept in ``known``)."""
+    if f.id not in known:
+        known[f.id] = f.corpus.specific({a for a in f.anchors if "=" not in a})
+    return known[f.id]
 
 
 def _relying(ctx: ScanContext, floor: float) -> list[Candidate]:
@@ -83,6 +86,7 @@ def _relying(ctx: ScanContext, floor: float) -> list[Candidate]:
     outside the scan's focus (an incremental scan of the runbook alone): it is looked for
     among the memories loaded."""
     out = []
+    known: dict[str, set[str]] = {}  # each memory's identifiers (_code)
     by_code: dict[str, list[Features]] = {}  # who names each identifier, built when needed
     for a, b, _ in ctx.pairs:
         for new, f in ((ctx.features[a], ctx.features[b]), (ctx.features[b], ctx.features[a])):
@@ -90,20 +94,20 @@ def _relying(ctx: ScanContext, floor: float) -> list[Candidate]:
                 continue
             if len(new.corpus.specific(f.title_terms & new.title_terms)) < 2:
                 continue
-            relies = _code(f)
-            if not relies or relies & (_code(new) - f.anchors):
+            relies, moved = _code(f, known), _code(new, known)
+            if not relies or relies & (moved - f.anchors):
                 continue  # f names nothing, or something the change moved to
             if not by_code:
                 for g in ctx.features.values():
                     if g.memory.is_active:
-                        for code in _code(g):
+                        for code in _code(g, known):
                             by_code.setdefault(code, []).append(g)
             named_too = {g.id: g for code in relies for g in by_code.get(code, ())}
             for _, old in sorted(named_too.items()):
                 if old.id in (new.id, f.id):
                     continue
-                relied = relies & _code(old) - new.anchors
-                if len(relied) < 2 or _code(f) & (_code(new) - old.anchors):
+                relied = relies & _code(old, known) - new.anchors
+                if len(relied) < 2 or relies & (moved - old.anchors):
                     continue
                 sim = cosine(old, new)
                 found = _stale(old, new, sim) if sim >= floor else None

@@ -179,8 +179,9 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
                 qb = [(q, c) for q, c in qb if _titled(fb, q, titled)]
             for x, cx in qa:
                 # the values' own words ("MB", "days") say how much, not of what
+                cx = cx - _said(x)
                 y, cy = next(((y, cy) for y, cy in qb if len(fa.corpus.specific(
-                    cx & cy - _said(x) - _said(y))) >= 2), (None, None))
+                    cx & cy - _said(y))) >= 2), (None, None))
                 if y is not None and (sim >= 0.3 or _in_title(fa, x.text)
                                       or _in_title(fb, y.text)):
                     differing.append((x.text, y.text))
