@@ -162,14 +162,21 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
     decision.
 
     Approved and modified proposals are merged into the checked-out branch; rejected ones are
-    closed with a record on dmm/audit; deferred ones stay open for a person. Exits 1 when a
-    proposal was rejected, so a script or CI job notices.
+    closed with a record on dmm/audit; deferred ones stay open for a person. With one id it
+    exits 1 when the proposal was rejected.
+
+    --all is a batch job (a CI step): it processes every pending proposal it can and reports
+    each one it cannot (a branch name that is not a proposal id, a branch without a readable
+    proposal, a proposal stale against the checked-out branch, a merge conflict) with the
+    reason, without stopping. It exits 1 only when something needs a person: a proposal it
+    could not process or deferred.
 
     \b
     Examples:
       dmm review process prop_20260111_143052_a1b2
       dmm review process --all --json
     """
+    from dmm.errors import ExitCode
     from dmm.proposals.review import process, process_pending
 
     if proposal_id and id_option and proposal_id != id_option:
@@ -178,20 +185,30 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
     if bool(proposal_id) == all_:
         raise click.UsageError("give either a proposal id or --all")
     ws = workspace(ctx)
-    results = ([process(ws, proposal_id, force)] if proposal_id
-               else process_pending(ws, limit, force))
-    if as_json:
-        emit_json(results[0].to_dict() if proposal_id else
-                  {"processed": len(results), "results": [r.to_dict() for r in results]})
-    else:
-        if not results:
-            message("No pending proposals.")
-        for result in results:
+    if proposal_id:
+        result = process(ws, proposal_id, force)
+        if as_json:
+            emit_json(result.to_dict())
+        else:
             _print_result(result)
-    from dmm.errors import ExitCode
-
-    rejected = any(r.decision == "rejected" for r in results)
-    return ExitCode.PROBLEMS_FOUND if rejected else ExitCode.OK
+        return ExitCode.PROBLEMS_FOUND if result.decision == "rejected" else ExitCode.OK
+    batch = process_pending(ws, limit, force)
+    if as_json:
+        emit_json(batch.to_dict())
+    else:
+        if not batch.results and not batch.skipped:
+            message("No pending proposals.")
+        for result in batch.results:
+            _print_result(result)
+        for skipped in batch.skipped:
+            click.echo(f"{skipped.proposal_id or skipped.branch}: NOT PROCESSED "
+                       f"({skipped.problem})\n  reason: {skipped.reason}")
+        if batch.waiting:
+            message(f"{batch.waiting} deferred proposal(s) wait for a person "
+                    "(dmm review list --status deferred)")
+        if batch.needs_person:
+            message(f"{batch.needs_person} proposal(s) need a person")
+    return ExitCode.PROBLEMS_FOUND if batch.needs_person else ExitCode.OK
 
 
 @command.command("approve")

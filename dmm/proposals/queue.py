@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dmm.gitrepo import Commit, Git, trailer_values
-from dmm.proposals.model import (AUDIT_REF, PROPOSAL_PREFIX, RESOLUTION_TRAILERS, Proposal,
-                                 check_proposal_id)
+from dmm.proposals.model import (AUDIT_REF, PROPOSAL_ID, PROPOSAL_PREFIX, RESOLUTION_TRAILERS,
+                                 Proposal, check_proposal_id)
 
 
 def _reason(message: str) -> str:
@@ -43,11 +43,34 @@ def open_proposals(git: Git, with_status: bool = True) -> list[Proposal]:
     out = []
     for ref, tip in refs.items():
         proposal_id = ref.removeprefix(PROPOSAL_PREFIX)
+        if not PROPOSAL_ID.fullmatch(proposal_id):
+            continue  # not a name dmm gives: never passed on as a proposal id
         proposal = _from_commits(proposal_id, tip, git.commits("-n", "5", "--first-parent", tip))
         if proposal:
             proposal.status = "deferred" if proposal_id in deferred else "pending"
             out.append(proposal)
     return sorted(out, key=lambda p: (p.proposed_at, p.proposal_id))
+
+
+def candidate_branches(git: Git) -> tuple[list[Proposal], list[tuple[str, str]]]:
+    """Every branch under dmm/proposals/: the proposals read from them (oldest first, with
+    their status) and, for each branch that holds none, (branch, why). A batch reports the
+    latter instead of stopping at them."""
+    props = open_proposals(git)
+    good = {p.proposal_id for p in props}
+    bad = []
+    for ref in git.refs(PROPOSAL_PREFIX):
+        name = ref.removeprefix(PROPOSAL_PREFIX)
+        branch = ref.removeprefix("refs/heads/")
+        if not PROPOSAL_ID.fullmatch(name):
+            bad.append((branch, f"the branch name {name!r} is not a proposal id "
+                                "(prop_YYYYMMDD_HHMMSS_xxxx): dmm did not make it; "
+                                f"rename or delete it (git branch -D {branch})"))
+        elif name not in good:
+            bad.append((branch, "its commits carry no proposal dmm can read (no Dmm-Proposal "
+                                f"and Dmm-Type trailers naming {name}): delete it or make "
+                                "the proposal again with dmm write"))
+    return props, bad
 
 
 def load(git: Git, proposal_id: str) -> Proposal | None:

@@ -129,14 +129,13 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResul
     return result
 
 
-def process_pending(ws: Workspace, limit: int | None = None,
-                    force: bool = False) -> list[ReviewResult]:
+def process_pending(ws: Workspace, limit: int | None = None, force: bool = False):
     """`review process --all`: every pending proposal (deferred ones wait for a person),
-    oldest first, at most ``limit``."""
-    from dmm.proposals.queue import open_proposals
+    oldest first, at most ``limit``; a batch that never stops at one it cannot process
+    (see dmm.proposals.batch)."""
+    from dmm.proposals.batch import process_all
 
-    ids = [p.proposal_id for p in open_proposals(Git(ws.root)) if p.status == "pending"]
-    return [process(ws, pid, force) for pid in ids[:limit]]
+    return process_all(ws, limit, force)
 
 
 def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
