@@ -2,8 +2,9 @@
 
 Every event is a commit whose message carries ``Dmm-*`` trailers: proposal commits on
 dmm/proposals/* (and, once approved, reachable from the branch as merge parents), approval
-merge commits and conflict resolutions on the checked-out branch, and close records on
-dmm/audit.
+merge commits and conflict resolutions on the checked-out branch and its upstream, and close
+records on dmm/audit; proposals and records of teammates are read from the remote-tracking
+refs too (dmm.team.records says which commits count as records).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from dmm.gitrepo import Commit, Git, all_trailers
-from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
+from dmm.proposals.model import MEMORY_ROOT
 
 
 # the events `dmm log --decision` takes
@@ -78,12 +79,10 @@ def _entry(commit: Commit) -> LogEntry | None:
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,
             decision: str | None = None, limit: int | None = None) -> list[LogEntry]:
     """Every dmm event, newest first, optionally filtered (``memory``: events naming it)."""
-    revs = [rev for rev in ("HEAD", AUDIT_REF) if git.rev_parse(rev)]
-    if not revs and not git.refs(PROPOSAL_PREFIX):
-        return []
-    commits = git.commits(*revs, f"--glob={PROPOSAL_PREFIX}*", "--grep=^Dmm-", "--date-order")
+    from dmm.team.records import read
+
     out = []
-    for commit in commits:
+    for commit in read(git).events():
         entry = _entry(commit)
         if entry is None:
             continue

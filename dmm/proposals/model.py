@@ -54,9 +54,12 @@ class Proposal:
     resolution: dict[str, str] = field(default_factory=dict)
     # every memory id the proposal commit names (Dmm-Memory, Dmm-Target, Dmm-Created)
     declared_ids: list[str] = field(default_factory=list)
+    # the ref it was read from: this clone's branch, or a remote's (refs/remotes/R/dmm/...)
+    ref: str = ""
+    remote: str | None = None  # the remote whose branch it was read from, None when local
 
     def to_dict(self) -> dict:
-        return {"proposal_id": self.proposal_id, "type": self.type, "path": self.path,
+        return {"remote": self.remote, "proposal_id": self.proposal_id, "type": self.type, "path": self.path,
                 "new_path": self.new_path, "memory_id": self.memory_id, "reason": self.reason,
                 "proposed_by": self.proposed_by, "proposed_at": self.proposed_at,
                 "status": self.status, "branch": PROPOSAL_PREFIX.removeprefix("refs/heads/")
