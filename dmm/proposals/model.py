@@ -18,20 +18,22 @@ RESOLUTION_TRAILERS = ("Dmm-Conflict", "Dmm-Resolution", "Dmm-Target", "Dmm-Crea
                        "Dmm-Reason", "Dmm-Resolved-By")
 
 
-PROPOSAL_ID = re.compile(r"prop_[0-9]{8}_[0-9]{6}_[0-9a-f]{4}", re.ASCII)
+# the time it was made and random hex: 4 digits from older dmm versions, 8 now (two clones
+# making 1,000 proposals in the same second share one with odds of about 1 in 10,000)
+PROPOSAL_ID = re.compile(r"prop_[0-9]{8}_[0-9]{6}_(?:[0-9a-f]{4}|[0-9a-f]{8})", re.ASCII)
 
 
 def check_proposal_id(proposal_id: str) -> str:
     """``proposal_id`` when it has the shape of a proposal id (it becomes part of a ref name)."""
     if not isinstance(proposal_id, str) or not PROPOSAL_ID.fullmatch(proposal_id):
         raise InvalidInputError(f"{proposal_id!r} is not a proposal id "
-                                "(prop_YYYYMMDD_HHMMSS_xxxx)", hint="`dmm review list` shows them")
+                                "(prop_YYYYMMDD_HHMMSS_xxxxxxxx)", hint="`dmm review list` shows them")
     return proposal_id
 
 
 def new_proposal_id(now: dt.datetime | None = None) -> str:
     now = now or dt.datetime.now(dt.timezone.utc)
-    return f"prop_{now:%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
+    return f"prop_{now:%Y%m%d_%H%M%S}_{secrets.token_hex(4)}"
 
 
 @dataclass

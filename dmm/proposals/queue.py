@@ -100,7 +100,7 @@ def candidate_branches(git: Git) -> tuple[list[Proposal], list[tuple[str, str]]]
                    else f"git branch -D {branch}")
             bad.append((f"{remote}/{branch}" if remote else branch,
                         f"the branch name {name!r} is not a proposal id "
-                        f"(prop_YYYYMMDD_HHMMSS_xxxx): dmm did not make it; rename or delete "
+                        f"(prop_YYYYMMDD_HHMMSS_xxxxxxxx): dmm did not make it; rename or delete "
                         f"it ({fix})"))
         elif (entry.proposal_id not in good and entry.proposal_id not in closed
               and entry.ref not in merged and chosen.get(entry.proposal_id) == entry):

@@ -99,12 +99,24 @@ def upstream(git: Git) -> str | None:
     return ref if proc.returncode == 0 and ref.startswith(REMOTES) else None
 
 
+def default_branches(git: Git) -> dict[str, str]:
+    """{remote: its default branch's tracking ref} from refs/remotes/<remote>/HEAD."""
+    out = {}
+    lines = git.out("for-each-ref", "--format=%(refname) %(symref)", REMOTES).splitlines()
+    for line in lines:
+        ref, _, target = line.partition(" ")
+        if ref.endswith("/HEAD") and ref.count("/") == 3 and target.startswith(REMOTES):
+            out[ref.split("/")[2]] = target
+    return out
+
+
 def main_revs(git: Git) -> list[str]:
-    """The commits whose history holds the approvals dmm reads: HEAD and its upstream."""
+    """The commits whose history holds the approvals dmm reads: HEAD, its upstream and each
+    remote's default branch (where a forge merges pull requests)."""
     revs = ["HEAD"] if git.rev_parse("HEAD") else []
-    up = upstream(git)
-    if up and git.rev_parse(up):
-        revs.append(up)
+    for ref in [upstream(git), *default_branches(git).values()]:
+        if ref and ref not in revs and git.rev_parse(ref):
+            revs.append(ref)
     return revs
 
 
