@@ -41,6 +41,8 @@ class LogEntry:
     conflict_id: str = ""
     memory_ids: list[str] = field(default_factory=list)  # every memory the event names
     trailers: dict[str, list[str]] = field(default_factory=dict)  # every value of each key
+    # how an approval landed when dmm did not land it: merge, fast-forward, rebase, squash
+    via: str = ""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -79,13 +81,11 @@ def _entry(commit: Commit) -> LogEntry | None:
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,
             decision: str | None = None, limit: int | None = None) -> list[LogEntry]:
     """Every dmm event, newest first, optionally filtered (``memory``: events naming it)."""
+    from dmm.team.landed import with_landings
     from dmm.team.records import read
 
     out = []
-    for commit in read(git).events():
-        entry = _entry(commit)
-        if entry is None:
-            continue
+    for entry in with_landings(git, read(git), _entry):
         if path and path not in (entry.path, entry.new_path):
             continue
         if memory and memory not in entry.memory_ids:

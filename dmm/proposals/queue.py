@@ -50,9 +50,22 @@ def _closes(git: Git) -> tuple[set[str], set[str]]:
 
 def open_proposals(git: Git, with_status: bool = True) -> list[Proposal]:
     """Every open proposal, oldest first: this clone's dmm/proposals/* branches and those of
-    every remote (after a fetch), except the ones decided already: merged into HEAD or its
-    upstream, or closed by an audit record of any clone. ``with_status`` is kept for callers
-    that do not need deferrals; the records are read either way."""
+    every remote (after a fetch), except the ones decided already: merged into a main branch
+    (HEAD, its upstream, a remote's default branch), squashed or rebased onto one, or closed
+    by an audit record of any clone. ``with_status`` is kept for callers that do not need
+    deferrals; the records are read either way."""
+    from dmm.team import refs as team_refs
+    from dmm.team.landed import content_landings
+
+    props = unmerged(git)
+    landed = content_landings(git, team_refs.main_revs(git), props) if props else {}
+    return [p for p in props if p.proposal_id not in landed]
+
+
+def unmerged(git: Git) -> list[Proposal]:
+    """The proposals whose branches (here or on a remote) no main branch contains and no
+    record closed, oldest first, with their status (a squash or rebase may still have landed
+    one: see open_proposals)."""
     from dmm.team import refs as team_refs
 
     tips = team_refs.proposal_refs(git)
@@ -135,7 +148,13 @@ def load(git: Git, proposal_id: str) -> Proposal | None:
     if proposal_id in closed:
         return None
     proposal = _read(git, where)
-    if proposal and proposal_id in deferred:
+    if proposal is None:
+        return None
+    from dmm.team.landed import content_landings
+
+    if content_landings(git, team_refs.main_revs(git), [proposal]):
+        return None  # squashed or rebased onto a main branch: approved there
+    if proposal_id in deferred:
         proposal.status = "deferred"
     return proposal
 

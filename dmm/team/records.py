@@ -90,11 +90,10 @@ class History:
     records: list[Node]
     proposals: list[Node]
 
-    def events(self) -> list[Commit]:
+    def events(self) -> list[Node]:
         """Every trusted commit of the record, newest first."""
         side = sorted(self.records + self.proposals, key=lambda n: -n.time)
-        merged = heapq.merge(self.main, side, key=lambda n: -n.time)
-        return [n.commit for n in merged]
+        return list(heapq.merge(self.main, side, key=lambda n: -n.time))
 
 
 def read(git: Git) -> History:
