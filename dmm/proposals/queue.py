@@ -41,8 +41,8 @@ def _closes(git: Git) -> tuple[set[str], set[str]]:
     for commit in records(git):
         t = commit.trailers
         pid = t.get("Dmm-Proposal")
-        if t.get("Dmm-Decision") in ("rejected", "withdrawn"):
-            closed.add(pid)
+        if t.get("Dmm-Decision") in ("rejected", "withdrawn", "approved", "modified"):
+            closed.add(pid)  # approved: a squash `dmm sync` recorded (dmm.team.sync)
         elif t.get("Dmm-Decision") == "deferred":
             deferred.add(pid)
     return closed, deferred - closed

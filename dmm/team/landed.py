@@ -79,7 +79,12 @@ def merge_landings(git: Git, revs: list[str], commits: dict[str, list[str]],
     out = {}
     for pid, (sha, via) in found.items():
         an, ad, cn, cd, _message = info.get(sha, ("", "", "", "", ""))
-        who, date = (an, ad) if via == "merge" else (cn, cd)
+        if via == "merge":
+            who, date = an, ad
+        elif (an, ad) != (cn, cd):  # replayed onto the branch by someone else: a rebase
+            via, who, date = "rebase", cn, cd
+        else:  # the branch was moved to the proposal itself: git does not record by whom
+            who, date = "", cd
         out[pid] = Landing(pid, sha, via, who, date)
     return out
 
@@ -137,6 +142,11 @@ def with_landings(git: Git, history, to_entry) -> list:
     for node in history.events():
         entry = to_entry(node.commit)
         if entry is not None:
+            landed_there = trailers(node.commit.message).get("Dmm-Landed")
+            if landed_there and entry.event == "approved":
+                # a record `dmm sync` wrote for a squash whose branch the forge removed
+                entry.commit = landed_there
+                entry.via = trailers(node.commit.message).get("Dmm-Via", "squash")
             timed.append((node.time, entry))
     approved = {e.proposal_id for _, e in timed if e.event in ("approved", "modified")}
     on_main = {n.commit.sha for n in history.main}

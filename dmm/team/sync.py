@@ -142,9 +142,7 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str],
     plan = []
     prefix = f"refs/remotes/{remote}/"
     theirs = git.rev_parse(prefix + "dmm/audit")
-    ours = _join_audit(git, remote, theirs, report, dry_run)
-    if ours and ours != theirs:
-        plan.append(("refs/heads/dmm/audit", ours, theirs, "audit records"))
+    _join_audit(git, remote, theirs, report, dry_run)
     closed = _closing_records(git, report)
     mains = team_refs.main_revs(git)
     merged = team_refs.merged_refs(git, mains)
@@ -152,14 +150,17 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str],
     merged_there = team_refs.merged_refs(git, [remote_main]) if remote_main else set()
     remote_tips = {r.proposal_id: r for r in team_refs.all_proposal_refs(git)
                    if not isinstance(r, tuple) and r.remote == remote}
+    landed = _squashed_or_rebased(git, mains)
     for ref, tip in git.refs(PROPOSAL_PREFIX).items():
         pid = ref[len(PROPOSAL_PREFIX):]
         if not PROPOSAL_ID.fullmatch(pid):
             report.not_pushed.append({"ref": ref, "reason": "not a proposal id"})
             continue
-        decided = "approved" if ref in merged else closed.get(pid)
+        decided = "approved" if ref in merged or pid in landed else closed.get(pid)
         if decided and decided != "deferred":
             if not dry_run:
+                if pid in landed and ref not in merged and pid not in closed:
+                    _landing_record(git, *landed[pid][:2])  # keeps it in the record
                 git.update_refs([(ref, None, tip)])
             report.pruned.append({"proposal_id": pid, "decision": decided})
             continue
@@ -181,14 +182,51 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str],
         else:
             report.not_pushed.append({"ref": ref, "reason": f"{remote} holds another version "
                                       "of this proposal: dmm never overwrites it"})
+    ours = git.rev_parse(AUDIT_REF)
+    if ours and ours != theirs:
+        plan.insert(0, ("refs/heads/dmm/audit", ours, theirs, "audit records"))
     for pid, there in remote_tips.items():
-        if there.ref in merged_there:
+        if there.ref in merged_there or remote_main in landed.get(pid, ((), (), ()))[2]:
             plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip, f"proposal {pid} "
                          f"(approved on {remote})"))
         elif closed.get(pid) in ("rejected", "withdrawn") and ours:
             plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip,
                          f"proposal {pid} ({closed[pid]})"))
     return plan
+
+
+def _landing_record(git: Git, proposal, landing) -> None:
+    """An approval record for a proposal squashed or rebased onto a main branch: the landed
+    commit may not name it (an edited squash message) and the forge removed its branch, so
+    without this record the team's log would lose the proposal."""
+    from dmm.gitrepo import commit_message
+
+    audit = git.rev_parse(AUDIT_REF)
+    pairs = [("Dmm-Proposal", proposal.proposal_id), ("Dmm-Decision", "approved"),
+             ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path),
+             ("Dmm-Memory", proposal.memory_id), ("Dmm-Reviewer", landing.who or "unknown"),
+             ("Dmm-Landed", landing.commit), ("Dmm-Via", landing.via)]
+    message = commit_message(f"dmm: approved {proposal.type} {proposal.path} "
+                             f"({proposal.proposal_id}) by a {landing.via}", "", pairs)
+    record = git.commit_tree(git.empty_tree(), ([audit] if audit else []) + [proposal.commit],
+                             message)
+    if not git.update_refs([(AUDIT_REF, record, audit)]):
+        raise GitError("dmm/audit moved while recording a landing: run dmm sync again")
+
+
+def _squashed_or_rebased(git: Git, mains: list[str]) -> dict[str, tuple]:
+    """{proposal id: (proposal, landing, main branches it landed on)} for this clone's and the
+    remote's open proposals that a squash or a rebase put on a main branch."""
+    from dmm.proposals.queue import unmerged
+    from dmm.team.landed import content_landings
+
+    waiting = {p.proposal_id: p for p in unmerged(git)}
+    out: dict[str, tuple] = {}
+    for rev in mains if waiting else []:
+        for pid, landing in content_landings(git, [rev], list(waiting.values())).items():
+            proposal, first, revs = out.get(pid, (waiting[pid], landing, set()))
+            out[pid] = (proposal, first, revs | {rev})
+    return out
 
 
 def _join_audit(git: Git, remote: str, theirs: str | None, report: SyncReport,
