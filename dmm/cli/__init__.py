@@ -39,6 +39,7 @@ COMMANDS = {
     "serve": "dmm.cli.serve_cmd",
     "agent": "dmm.cli.agent_cmd",
     "sync": "dmm.cli.sync_cmd",
+    "ci": "dmm.cli.ci_cmd",
 }
 ALIASES = {"ls": "list"}  # accepted, not listed in --help
 INTERNAL_ERROR = 70
