@@ -111,13 +111,27 @@ def default_branches(git: Git) -> dict[str, str]:
 
 
 def main_revs(git: Git) -> list[str]:
-    """The commits whose history holds the approvals dmm reads: HEAD, its upstream and each
-    remote's default branch (where a forge merges pull requests)."""
+    """The commits whose history holds the approvals dmm reads: HEAD, its upstream, each
+    remote's default branch (where a forge merges pull requests) and this repository's own
+    copy of it, and the branch of the main work tree (where a person approves while agents
+    work in linked work trees)."""
     revs = ["HEAD"] if git.rev_parse("HEAD") else []
-    for ref in [upstream(git), *default_branches(git).values()]:
+    defaults = list(default_branches(git).values())
+    local = ["refs/heads/" + ref.split("/", 3)[3] for ref in defaults]
+    for ref in [upstream(git), *defaults, *local, main_worktree_branch(git)]:
         if ref and ref not in revs and git.rev_parse(ref):
             revs.append(ref)
     return revs
+
+
+def main_worktree_branch(git: Git) -> str | None:
+    """The branch checked out in the repository's main work tree (the first git lists)."""
+    for line in git.out("worktree", "list", "--porcelain", check=False).splitlines():
+        if line.startswith("branch "):
+            return line[len("branch "):]
+        if not line.strip():
+            return None  # the main work tree's entry ended without a branch (detached)
+    return None
 
 
 def merged_refs(git: Git, revs: list[str]) -> set[str]:
