@@ -58,7 +58,20 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
         message(f"dmm is already initialised in {ws.root / '.dmm'}: nothing changed")
     if hooks and not as_json:
         message(f"installed git hooks: {', '.join(hooks)} (dmm hooks uninstall removes them)")
+    if not as_json:
+        _say_remotes(ws)
     return 0
+
+
+def _say_remotes(ws) -> None:
+    """In a clone, where the team's proposals and records come from (no setting needed)."""
+    from dmm.gitrepo import Git
+
+    remotes = Git(ws.root).out("remote", check=False).split()
+    if remotes:
+        message(f"teammates' proposals and audit records are read from {', '.join(remotes)} "
+                "after any fetch (remote-tracking refs); `dmm sync` fetches them and publishes "
+                "yours (docs/team.md)")
 
 
 def _install_hooks(ws) -> list[str]:

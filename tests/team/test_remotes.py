@@ -17,6 +17,8 @@ def test_a_fresh_clone_sees_the_teams_queue_and_record_without_any_setting(team)
     pushed = lead.sync()
     assert {p["ref"] for p in pushed["pushed"]} == {"dmm/audit", f"dmm/proposals/{open_one}"}
     newcomer = team.clone("newcomer")  # a plain git clone, no dmm sync
+    said = newcomer.dmm("init", "--no-hooks").stderr
+    assert "read from origin after any fetch" in said and "dmm sync" in said
     assert newcomer.open_ids() == {open_one}
     closed = newcomer.json("review", "list", "--status", "rejected")["proposals"]
     assert [p["proposal_id"] for p in closed] == [rejected]
