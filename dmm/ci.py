@@ -108,8 +108,9 @@ def check_change(ws: Workspace, base: str) -> CiReport:
             if memory is None:
                 continue
             ids.append(memory.id)
-            proposal = Proposal("ci", "create" if old is None else "update", rel, rel,
-                                memory.id, "", "", "", "HEAD", merge_base)
+            proposal = Proposal(proposal_id="ci", type="create" if old is None else "update",
+                                path=rel, new_path=rel, memory_id=memory.id, reason="",
+                                proposed_by="", proposed_at="", commit="HEAD", base=merge_base)
             others = [p for (p,) in conn.execute("SELECT path FROM memories WHERE id = ?",
                                                  (memory.id,)) if p != rel]
             ctx = ReviewContext(proposal, old.decode("utf-8", "replace") if old else None,
