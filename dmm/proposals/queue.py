@@ -71,11 +71,19 @@ def unmerged(git: Git) -> list[Proposal]:
         return []
     merged = team_refs.merged_refs(git, team_refs.main_revs(git))
     closed, deferred = _closes(git)
+    todo = {pid: where for pid, where in tips.items()
+            if where.ref not in merged and pid not in closed}
+    # one git call for every tip: a proposal branch is usually its proposal commit alone
+    at_tip = {c.sha: c for c in git.commits("--no-walk=unsorted",
+                                            *{w.tip for w in todo.values()})} if todo else {}
     out = []
-    for proposal_id, where in tips.items():
-        if where.ref in merged or proposal_id in closed:
-            continue
-        proposal = _read(git, where)
+    for proposal_id, where in todo.items():
+        tip = at_tip.get(where.tip)
+        proposal = _from_commits(proposal_id, where.tip, [tip]) if tip else None
+        if proposal:
+            proposal.ref, proposal.remote = where.ref, where.remote
+        else:
+            proposal = _read(git, where)  # reviewer fixes on top: walk back
         if proposal:
             proposal.status = "deferred" if proposal_id in deferred else "pending"
             out.append(proposal)
