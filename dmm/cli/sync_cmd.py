@@ -96,7 +96,7 @@ def describe(report) -> list[str]:
         lines.append(f"not pushed {n['ref'].removeprefix('refs/heads/')}: {n['reason']}")
     for d in report.decided_twice:
         lines.append(f"note: {d['proposal_id']} was decided in two clones before they met "
-                     f"({', '.join(d['decisions'])}); every record is kept, the first stands")
+                     f"({', '.join(d['decisions'])}); both records are kept")
     b = report.branch
     if b and b["behind"]:
         lines.append(f"{b['branch']} is {b['behind']} commit(s) behind {b['upstream']}: "

@@ -269,7 +269,7 @@ def _closing_records(git: Git, report: SyncReport) -> dict[str, str]:
         if decision != "deferred":
             seen.setdefault(pid, []).append(decision)
         if out.get(pid) in (None, "deferred"):
-            out[pid] = decision  # the first close stands; a deferral waits for one
+            out[pid] = decision  # closed by the first; a deferral waits for a close
     report.decided_twice = [{"proposal_id": pid, "decisions": ds}
                             for pid, ds in sorted(seen.items()) if len(ds) > 1]
     return out
