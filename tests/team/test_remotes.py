@@ -149,3 +149,20 @@ def test_a_teammates_proposal_is_decided_from_its_remote_tracking_ref(team):
     ann.sync()
     assert {p["proposal_id"]: p["status"] for p in ann.json("review", "list")["proposals"]} \
         == {deferred: "deferred"}
+
+
+def test_a_dry_run_changes_nothing_here_or_there(team):
+    ann, bob = team.lead, team.clone("bob")
+    ann.propose("project/a.md", "Retries back off exponentially")
+    rejected = ann.propose("project/b.md", "Jobs run on the queue worker")
+    ann.dmm("review", "reject", rejected, "--reason", "no")
+    ann.sync()
+    bob.propose("project/c.md", "Cache keys include the tenant")
+    bob.dmm("review", "reject", bob.propose("project/d.md", "Indent with tabs"), "--reason", "x")
+    before = bob.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/")
+    origin_before = git(team.origin, "for-each-ref")
+    proc = bob.dmm("sync", "--dry-run")
+    assert "would join this clone's audit records with origin's" in proc.stdout
+    assert "pushed nothing (--dry-run)" in proc.stdout
+    assert bob.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/") == before
+    assert git(team.origin, "for-each-ref") == origin_before
