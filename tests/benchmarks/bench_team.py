@@ -154,25 +154,33 @@ class TeamBench:
         return True
 
     def forge_merge(self, pid: str) -> None:
+        """A maintainer merges the pull request on the forge: a merge commit, a squash or a
+        rebase of the pushed branch onto origin's main, then the branch is removed. Refused
+        (DmmError) when the forge could not merge it: already on main, a conflict, a race."""
+        from dmm.errors import DmmError
+
         how = self.rng.choice(["merge", "squash", "rebase"])
         f = self.forge
         git(f, "fetch", "-q", "--prune", "origin")
-        if git(f, "rev-parse", "-q", "--verify", f"origin/dmm/proposals/{pid}",
-               check=False).returncode:
-            from dmm.errors import DmmError
+        branch = f"origin/dmm/proposals/{pid}"
+        if git(f, "rev-parse", "-q", "--verify", branch, check=False).returncode:
             raise DmmError("gone from origin")
         git(f, "checkout", "-q", "-B", "main", "origin/main")
         who = ["-c", "user.name=Forge", "-c", "user.email=forge@example.com"]
         if how == "merge":
-            git(f, *who, "merge", "-q", "--no-ff", f"origin/dmm/proposals/{pid}", "-m",
-                f"Merge pull request from dmm/proposals/{pid}")
+            steps = [[*who, "merge", "-q", "--no-ff", branch, "-m",
+                      f"Merge pull request from dmm/proposals/{pid}"]]
         elif how == "squash":
-            git(f, "merge", "-q", "--squash", f"origin/dmm/proposals/{pid}")
-            git(f, *who, "commit", "-q", "-m", "Add a memory (squashed)")
+            steps = [["merge", "-q", "--squash", branch],
+                     [*who, "commit", "-q", "-m", "Add a memory (squashed)"]]
         else:
-            git(f, *who, "cherry-pick", f"origin/dmm/proposals/{pid}")
+            steps = [[*who, "cherry-pick", branch]]
+        for step in steps:
+            if git(f, *step, check=False).returncode:
+                git(f, "reset", "-q", "--hard", "origin/main")
+                git(f, "cherry-pick", "--abort", check=False)
+                raise DmmError(f"the forge could not {how} it")
         if git(f, "push", "-q", "origin", "main", check=False).returncode:
-            from dmm.errors import DmmError
             raise DmmError("origin/main moved")
         git(f, "push", "-q", "origin", "--delete", f"dmm/proposals/{pid}", check=False)
 
