@@ -101,7 +101,11 @@ def ids_ever_named(git: Git) -> set[str]:
     """Every memory id any dmm event ever named: proposals open, approved, rejected or
     withdrawn, resolutions. A new memory never gets one of them, so one id's log never mixes
     two memories (git keeps rejected proposals reachable from dmm/audit)."""
-    return {i for e in entries(git) for i in e.memory_ids}
+    from dmm.team.records import read
+
+    # the commits alone: a forge's approval names no memory its proposal did not name
+    return {i for node in read(git).events() for e in [_entry(node.commit)] if e
+            for i in e.memory_ids}
 
 
 def decision_counts(git: Git) -> dict[str, int]:
