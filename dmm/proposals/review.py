@@ -66,6 +66,8 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
     conn, _ = open_fresh(ws)
     try:
         verdict = judge(ws, conn, git, proposal, head)
+        if verdict.undeclared:
+            _check_not_behind(git, proposal, head)
         if not verdict.ok:  # judged on what it changes: its content is not read further (a
             # 10 MB file once took 79 s to review)
             ctx = ReviewContext(proposal, None, "", None, conn, ws.config,
@@ -118,6 +120,20 @@ def _context(git: Git, proposal, conn, config: dict, head: str) -> tuple[str, Re
     return new_text, ReviewContext(proposal, old.decode("utf-8", "replace") if old else None,
                                    new_text, memory, conn, config, touched=touched,
                                    id_used_by=id_taken(git, head, proposal, conn))
+
+
+def _check_not_behind(git: Git, proposal, head: str) -> None:
+    """A proposal made in a clone whose branch was ahead of this one brings those commits
+    along: that is this branch being behind, not the proposal changing undeclared files."""
+    from dmm.errors import InvalidInputError
+    from dmm.team.refs import behind_on
+
+    where = behind_on(git, proposal.base, head)
+    if where:
+        raise InvalidInputError(
+            f"proposal {proposal.proposal_id} was made from commits this branch does not have "
+            f"yet (they are on {where})",
+            hint="bring this branch up to date (git pull), then review it again")
 
 
 def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult:

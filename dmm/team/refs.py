@@ -141,3 +141,14 @@ def merged_refs(git: Git, revs: list[str]) -> set[str]:
     args = ["for-each-ref", "--format=%(refname)"] + [f"--merged={r}" for r in revs]
     lines = git.out(*args, PROPOSAL_PREFIX, REMOTES).splitlines()
     return {line for line in lines if line.startswith(PROPOSAL_PREFIX) or PROPOSALS_TAIL in line}
+
+
+def behind_on(git: Git, commit: str, head: str) -> str | None:
+    """The main branch (short name) that holds ``commit`` when ``head`` does not: the commit
+    a teammate's proposal was made from, on a main branch this clone has not pulled."""
+    if not commit or is_ancestor(git, commit, head):
+        return None
+    for rev in main_revs(git)[1:]:
+        if is_ancestor(git, commit, rev):
+            return rev.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+    return None

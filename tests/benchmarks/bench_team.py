@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -85,6 +86,7 @@ class TeamBench:
         self.made: list[tuple[str, str]] = []  # (proposal id, memory id)
         self.records: list[str] = []  # audit record commits made by a close
         self.decisions = Counter()
+        self.decided: list[tuple[str, str]] = []  # (proposal id, decision) as made
         self.step = 0
 
     def _clone(self, name: str) -> Machine:
@@ -137,10 +139,12 @@ class TeamBench:
             if roll < 0.15 and p.remote:
                 self.timed("forge merge", self.forge_merge, p.proposal_id)
                 self.decisions["approved (forge)"] += 1
+                self.decided.append((p.proposal_id, "approved"))
             elif roll < 0.5:
                 self.timed("approve", lambda: decide.approve(
                     m.ws, p.proposal_id, reviewer=m.name.upper()))
                 self.decisions["approved"] += 1
+                self.decided.append((p.proposal_id, "approved"))
             else:
                 decision = self.rng.choice(["rejected", "rejected", "deferred", "withdrawn"])
                 done = self.timed("close", lambda: decide.close(
@@ -148,8 +152,9 @@ class TeamBench:
                     reason=f"{decision} by {m.name}"))
                 self.records.append(done.commit)
                 self.decisions[decision] += 1
+                self.decided.append((p.proposal_id, decision))
         except DmmError as exc:  # e.g. a forge merge lost a race: that decision is not made
-            self.decisions[f"refused: {exc.message[:40]}"] += 1
+            self.decisions["refused: " + re.sub(r"prop_\w+", "<id>", exc.message)[:60]] += 1
             return False
         return True
 
@@ -254,6 +259,15 @@ def check(team: TeamBench) -> dict:
         logs[m.name] = sorted((e["commit"], e["event"], e["proposal_id"])
                               for e in json.loads(proc.stdout)["entries"])
     first = logs[team.machines[0].name]
+    logged = {(pid, event) for _, event, pid in first}
+    missing = [(pid, d) for pid, d in team.decided if (pid, d) not in logged]
+    out["decisions made but not in the log"] = len(missing)
+    if missing:
+        out["first missing"] = missing[:5]
+    per = Counter(pid for pid, d in team.decided if d != "deferred")
+    out["proposals decided in two clones before they met"] = sum(1 for n in per.values() if n > 1)
+    made = {pid for pid, _ in team.made}
+    out["proposals not in the log"] = len(made - {pid for pid, e in logged if e == "proposed"})
     out["log entries"] = len(first)
     out["log events"] = dict(Counter(e for _, e, _ in first))
     out["clones whose log differs"] = {name: {"missing": len(set(first) - set(log)),

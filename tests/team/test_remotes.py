@@ -3,6 +3,7 @@ remote-tracking refs, and `dmm sync` fetches and publishes without ever forcing 
 
 from __future__ import annotations
 
+import json
 import threading
 
 from tests.conftest import git
@@ -166,3 +167,21 @@ def test_a_dry_run_changes_nothing_here_or_there(team):
     assert "pushed nothing (--dry-run)" in proc.stdout
     assert bob.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/") == before
     assert git(team.origin, "for-each-ref") == origin_before
+
+
+def test_a_proposal_from_a_clone_ahead_asks_to_pull_first_instead_of_rejecting(team):
+    ann, bob = team.lead, team.clone("bob")
+    ann.dmm("review", "approve", ann.propose("project/a.md", "Retries back off exponentially"))
+    ann.git("push", "-q", "origin", "main")
+    later = ann.propose("project/b.md", "Jobs run on the queue worker")  # made on the newer main
+    ann.sync()
+    bob.sync()  # bob fetched, but has not pulled
+    refused = bob.dmm("review", "approve", later, ok=False)
+    assert refused.returncode != 0 and "git pull" in refused.stderr
+    assert "origin/main" in refused.stderr
+    proc = bob.dmm("review", "process", "--all", "--json", ok=False)
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and out["processed"] == 0 and out["skipped"][0]["problem"] == "refused"
+    assert later in bob.open_ids()  # never rejected for it
+    bob.git("pull", "-q", "--ff-only")
+    bob.dmm("review", "approve", later)
