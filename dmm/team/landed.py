@@ -164,7 +164,6 @@ def with_landings(git: Git, history, to_entry) -> list:
                and p.proposal_id not in landings]
     landings.update(content_landings(git, revs, waiting))
     proposals = {p.proposal_id: p for p in waiting}
-    landed_at = {landing.commit for landing in landings.values()}
     for pid, landing in landings.items():
         p = proposals.get(pid) or made.get(pid)
         if p is None:
@@ -172,18 +171,19 @@ def with_landings(git: Git, history, to_entry) -> list:
         memory_id = getattr(p, "memory_id", "")
         when = dt.datetime.fromisoformat(landing.date).timestamp() if landing.date else 0
         timed.append((when, _approval(to_entry, landing, p, memory_id)))
-    seen_proposed: set[str] = set()
+    # a proposal is made once: a rebased copy on a main branch (a new commit with the same
+    # trailers) is its landing, not a second proposal; the oldest commit is the proposal
+    first: dict[str, tuple[float, str]] = {}
+    for when, e in timed:
+        if e.event == "proposed" and e.proposal_id:
+            key = (when, e.commit in on_main, e.commit)
+            if e.proposal_id not in first or key < first[e.proposal_id]:
+                first[e.proposal_id] = key
     out = []
     for _, entry in sorted(timed, key=lambda pair: -pair[0]):
-        if entry.event == "proposed" and entry.proposal_id in landings:
-            # a rebased copy on the branch and the original: one proposal, made once
-            if entry.proposal_id in seen_proposed:
-                continue
-            if entry.commit in landed_at and landings[entry.proposal_id].via == "rebase" \
-                    and any(e.proposal_id == entry.proposal_id and e.event == "proposed"
-                            and e.commit not in landed_at for _, e in timed):
-                continue
-            seen_proposed.add(entry.proposal_id)
+        if entry.event == "proposed" and entry.proposal_id \
+                and entry.commit != first[entry.proposal_id][2]:
+            continue
         out.append(entry)
     return out
 
