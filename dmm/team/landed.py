@@ -105,9 +105,13 @@ def content_landings(git: Git, revs: list[str], proposals: list) -> dict[str, La
             blobs[(MEMORY_ROOT + proposal.new_path, sha)] = proposal
     if not blobs:
         return {}
+    # the walk starts where every proposal's base is: a commit reachable from one newer base
+    # may still be where an older proposal landed
     bases = sorted({p.base for p in proposals if p.base})
+    common = git.out("merge-base", "--octopus", *bases, check=False).split() if bases else []
     proc = git.run("log", "--format=%x1e%H", "--raw", "--no-abbrev", "--no-renames", "-z",
-                   *revs, "--not", *bases, "--", MEMORY_ROOT, check=False)
+                   *revs, *(["--not", *common] if common else []), "--", MEMORY_ROOT,
+                   check=False)
     wrote: dict[tuple[str, str], str] = {}
     for chunk in proc.stdout.split("\x1e")[1:]:
         fields = chunk.strip("\n\0").split("\0")
@@ -162,6 +166,7 @@ def with_landings(git: Git, history, to_entry) -> list:
     landings = merge_landings(git, revs, commits) if commits else {}
     waiting = [p for p in unmerged(git) if p.proposal_id not in approved
                and p.proposal_id not in landings]
+    waiting += _closed_ones(history, approved | set(landings) | {p.proposal_id for p in waiting})
     landings.update(content_landings(git, revs, waiting))
     proposals = {p.proposal_id: p for p in waiting}
     for pid, landing in landings.items():
@@ -185,6 +190,22 @@ def with_landings(git: Git, history, to_entry) -> list:
                 and entry.commit != first[entry.proposal_id][2]:
             continue
         out.append(entry)
+    return out
+
+
+def _closed_ones(history, skip: set[str]) -> list:
+    """Proposals a record closed whose commits the record keeps: a forge may still have
+    merged one (two decisions made before they met), and its log must say so."""
+    from dmm.proposals.queue import _from_commits
+
+    out, seen = [], set(skip)
+    for node in history.proposals:
+        pid = trailers(node.commit.message).get("Dmm-Proposal", "")
+        if pid and pid not in seen:
+            proposal = _from_commits(pid, node.commit.sha, [node.commit])
+            if proposal:
+                seen.add(pid)
+                out.append(proposal)
     return out
 
 

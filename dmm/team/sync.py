@@ -161,6 +161,7 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str],
             if not dry_run:
                 if pid in landed and ref not in merged and pid not in closed:
                     _landing_record(git, *landed[pid][:2])  # keeps it in the record
+                    closed[pid] = "approved"
                 git.update_refs([(ref, None, tip)])
             report.pruned.append({"proposal_id": pid, "decision": decided})
             continue
@@ -182,16 +183,22 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str],
         else:
             report.not_pushed.append({"ref": ref, "reason": f"{remote} holds another version "
                                       "of this proposal: dmm never overwrites it"})
+    for pid, there in remote_tips.items():
+        squashed = landed.get(pid)
+        if there.ref in merged_there or (squashed and remote_main in squashed[2]):
+            if squashed and there.ref not in merged_there and pid not in closed \
+                    and not dry_run:
+                # the branch goes: the record keeps the proposal in everyone's log
+                _landing_record(git, *squashed[:2])
+                closed[pid] = "approved"
+            plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip, f"proposal {pid} "
+                         f"(approved on {remote})"))
+        elif closed.get(pid) in ("rejected", "withdrawn"):
+            plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip,
+                         f"proposal {pid} ({closed[pid]})"))
     ours = git.rev_parse(AUDIT_REF)
     if ours and ours != theirs:
         plan.insert(0, ("refs/heads/dmm/audit", ours, theirs, "audit records"))
-    for pid, there in remote_tips.items():
-        if there.ref in merged_there or remote_main in landed.get(pid, ((), (), ()))[2]:
-            plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip, f"proposal {pid} "
-                         f"(approved on {remote})"))
-        elif closed.get(pid) in ("rejected", "withdrawn") and ours:
-            plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip,
-                         f"proposal {pid} ({closed[pid]})"))
     return plan
 
 

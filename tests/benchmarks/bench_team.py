@@ -87,6 +87,7 @@ class TeamBench:
         self.records: list[str] = []  # audit record commits made by a close
         self.decisions = Counter()
         self.decided: list[tuple[str, str]] = []  # (proposal id, decision) as made
+        self.by_forge: set[str] = set()
         self.step = 0
 
     def _clone(self, name: str) -> Machine:
@@ -140,6 +141,7 @@ class TeamBench:
                 self.timed("forge merge", self.forge_merge, p.proposal_id)
                 self.decisions["approved (forge)"] += 1
                 self.decided.append((p.proposal_id, "approved"))
+                self.by_forge.add(p.proposal_id)
             elif roll < 0.5:
                 self.timed("approve", lambda: decide.approve(
                     m.ws, p.proposal_id, reviewer=m.name.upper()))
@@ -263,7 +265,8 @@ def check(team: TeamBench) -> dict:
     missing = [(pid, d) for pid, d in team.decided if (pid, d) not in logged]
     out["decisions made but not in the log"] = len(missing)
     if missing:
-        out["first missing"] = missing[:5]
+        out["first missing"] = [(pid, d, "forge" if pid in team.by_forge else "dmm")
+                                for pid, d in missing[:10]]
     per = Counter(pid for pid, d in team.decided if d != "deferred")
     out["proposals decided in two clones before they met"] = sum(1 for n in per.values() if n > 1)
     made = {pid for pid, _ in team.made}
@@ -307,8 +310,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--behind", type=int, default=100)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="Keep the team's folders.")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="dmm-bench-team-"))
+    if args.keep:
+        print(f"team in {base}", file=sys.stderr)
     try:
         result = run_team(args, base / "team")
         team = result["team"]
@@ -322,7 +328,8 @@ def main() -> None:
         report[f"dmm sync, {args.behind} proposals behind, s"] = [round(t, 2) for t in times]
         print(json.dumps(report, indent=2))
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -95,3 +95,34 @@ def test_a_proposal_reviewed_on_the_forge_shows_exactly_the_memory_change(team):
     assert ".dmm/memory/project/queue.md" in diff and "1 file changed" in diff
     message = git(forge, "log", "-1", "--format=%B", f"origin/dmm/proposals/{pid}")
     assert "agent learned it" in message and f"Dmm-Proposal: {pid}" in message
+
+
+def test_a_squash_is_found_whatever_newer_proposals_were_made_from(team):
+    """Squash landings are looked for from where every open proposal was made: a proposal
+    made from a newer main (one that holds the squash already) hides nothing."""
+    agent, reviewer = team.clone("agent"), team.lead
+    squashed = agent.propose("project/queue.md", "Jobs run on the queue worker")
+    agent.sync()
+    _forge_merge(team, squashed, "squash", delete_branch=False)
+    reviewer.git("pull", "-q", "--ff-only")
+    newer = reviewer.propose("project/cache.md", "Cache keys include the tenant")
+    reviewer.sync()
+    assert reviewer.open_ids() == {newer}
+    approvals = [e for e in reviewer.json("log")["entries"]
+                 if e["proposal_id"] == squashed and e["event"] == "approved"]
+    assert [a["via"] for a in approvals] == ["squash"]
+
+
+def test_a_forge_merge_of_a_proposal_another_clone_closed_is_still_in_the_log(team):
+    agent, bob = team.clone("agent"), team.clone("bob")
+    pid = agent.propose("project/queue.md", "Jobs run on the queue worker")
+    agent.sync()
+    bob.sync()
+    bob.dmm("review", "withdraw", pid, "--reason", "not needed")  # not synced yet
+    landed = _forge_merge(team, pid, "squash")
+    bob.sync()
+    agent.sync()
+    for clone in (agent, bob):
+        events = sorted((e["event"], e["commit"] if e["event"] == "approved" else "")
+                        for e in clone.json("log")["entries"] if e["proposal_id"] == pid)
+        assert events == [("approved", landed), ("proposed", ""), ("withdrawn", "")], clone.name
