@@ -91,12 +91,14 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
 
 def _table(found, no_headers: bool = False) -> str:
     """Conflicts one per row; on a terminal the titles get whatever width is left."""
+    from dmm.cli.tables import Col
     from dmm.cli.terminal import paint_kind, table
 
     rows = [(c.conflict_id, c.type, c.confidence, c.status,
              f"{c.memories[0].memory_id} <> {c.memories[1].memory_id}",
              f"{c.memories[0].title} / {c.memories[1].title}") for c in found]
-    return table(rows, ("conflict", "type", "confidence", "status", "memories", "titles"),
+    return table(rows, (Col("conflict", "id"), Col("type"), Col("confidence", drop=3),
+                        Col("status", drop=2), Col("memories", drop=1), Col("titles", "title")),
                  no_headers, colours={1: paint_kind})
 
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 import click
 
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.cli.terminal import no_headers_option, table
+from dmm.cli.tables import Col
+from dmm.cli.terminal import no_headers_option, paged, table
 from dmm.memory.model import SCOPES
 from dmm.memory.select import SORTS, Selection
+
+# on a narrow terminal the id, the title and the path stay; status (usually the one asked
+# for), priority, tokens, scope (the path's first folder) and created go, in that order
+COLUMNS = (Col("id", "id"), Col("scope", drop=4), Col("status", drop=1),
+           Col("created", drop=5), Col("priority", drop=2), Col("tokens", drop=3),
+           Col("title", "title"), Col("path", "path", min=20))
 
 
 @click.command("list")
@@ -57,14 +64,14 @@ def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reve
         emit_json({"memories": [memory_record(m, content=False) for m in shown],
                    "total": total})
         return 0
-    rows = [(m.id, m.scope, m.status, str(m.created or ""), m.priority, m.tokens, m.title)
-            for m in shown]
+    rows = [(m.id, m.scope, m.status, str(m.created or ""), m.priority, m.tokens, m.title,
+             m.path) for m in shown]
     if not rows and not no_headers:
         message("The store holds no memories yet." if empty_store else "No memories match.")
         return 0
     if rows:
-        click.echo(table(rows, ("id", "scope", "status", "created", "priority", "tokens",
-                                "title"), no_headers))
+        with paged():
+            click.echo(table(rows, COLUMNS, no_headers))
     if len(shown) < total:
         message(f"... and {total - len(shown)} more (--limit)")
     return 0

@@ -6,7 +6,7 @@ import click
 
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.cli.terminal import no_headers_option, paint_diff, paint_kind, table
+from dmm.cli.terminal import no_headers_option, paged, paint_diff, paint_kind, table
 from dmm.errors import InvalidInputError
 
 
@@ -21,6 +21,14 @@ def command() -> None:
       dmm review process --all                        (automated checks, then decide)
       dmm review approve prop_20260111_143052_a1b2    (a person's decision)
     """
+
+
+def _columns(when: str) -> tuple:
+    """The proposal id and the memory's path stay; the rest go on a narrow terminal."""
+    from dmm.cli.tables import Col, short_date
+
+    return (Col("id", "id"), Col("type", drop=3), Col("path", "title"), Col("status", drop=4),
+            Col("by", "text", drop=1, min=8), Col(when, short=short_date, drop=2))
 
 
 @command.command("list")
@@ -53,10 +61,11 @@ def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
         elif not closed:
             message(f"No {status} proposals.")
         else:
-            click.echo(table([(p["proposal_id"], p["type"], p["new_path"], p["status"],
-                               p["decided_by"], p["decided_at"][:16]) for p in closed[:limit]],
-                             ("id", "type", "path", "status", "by", "decided"), no_headers,
-                             fit=2, colours={3: paint_kind}))
+            with paged():
+                click.echo(table([(p["proposal_id"], p["type"], p["new_path"], p["status"],
+                                   p["decided_by"], p["decided_at"][:16].replace("T", " "))
+                                  for p in closed[:limit]], _columns("decided"), no_headers,
+                                 colours={3: paint_kind}))
         return 0
     props = [p for p in open_proposals(Git(ws.root)) if status in ("all", p.status)]
     shown = props[:limit]
@@ -65,10 +74,10 @@ def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
     elif not props:
         message("No open proposals.")
     else:
-        click.echo(table([(p.proposal_id, p.type, p.new_path, p.status, p.proposed_by,
-                           p.proposed_at[:16]) for p in shown],
-                         ("id", "type", "path", "status", "by", "proposed"), no_headers,
-                         fit=2, colours={3: paint_kind}))
+        with paged():
+            click.echo(table([(p.proposal_id, p.type, p.new_path, p.status, p.proposed_by,
+                               p.proposed_at[:16].replace("T", " ")) for p in shown],
+                             _columns("proposed"), no_headers, colours={3: paint_kind}))
     return 0
 
 

@@ -6,6 +6,7 @@ import click
 
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.tables import Col, short_date
 from dmm.cli.terminal import no_headers_option, table
 from dmm.errors import NotFoundError
 from dmm.render import count
@@ -28,8 +29,9 @@ def command() -> None:
 def _rows(stats: list[dict], no_headers: bool = False) -> str:
     return table([(s["path"], s["total_retrievals"], s["total_inclusions"],
                    float(s["avg_relevance_score"]), (s["last_retrieved_at"] or "never")[:16])
-                  for s in stats], ("path", "retrievals", "inclusions", "avg relevance", "last"),
-                 no_headers, fit=0)
+                  for s in stats], (Col("path", "title"), Col("retrievals"),
+                                    Col("inclusions", drop=2), Col("avg relevance", drop=1),
+                                    Col("last", short=short_date, drop=3)), no_headers)
 
 
 @command.command("show")
@@ -158,7 +160,9 @@ def queries_cmd(ctx, limit, after, no_headers, as_json) -> int:
     elif rows:
         click.echo(table([(r["timestamp"][:19], r["retrieved_count"], r["tokens_used"],
                            r["duration_ms"], r["query_text"]) for r in rows],
-                         ("when", "retrieved", "tokens", "ms", "query"), no_headers))
+                         (Col("when", short=short_date, drop=4), Col("retrieved", drop=3),
+                          Col("tokens", drop=1), Col("ms", drop=2), Col("query", "title")),
+                         no_headers))
     else:
         message("No queries logged yet.")
     return 0
