@@ -37,6 +37,19 @@ def opened_workspace() -> Workspace | None:
     return _opened[-1] if _opened else None
 
 
+def open_index(ctx: click.Context):
+    """(workspace, a fresh cache connection), with a progress bar while many files are read."""
+    from dmm.index.refresh import open_fresh
+
+    ws = workspace(ctx)
+    progress, finish = progress_bar("indexing memories")
+    try:
+        conn, _ = open_fresh(ws, progress)
+    finally:
+        finish()
+    return ws, conn
+
+
 def _finish_landing(ws: Workspace) -> None:
     from dmm.errors import DmmError
     from dmm.gitrepo import Git

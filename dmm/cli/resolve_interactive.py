@@ -7,71 +7,18 @@ as it is made, so quitting half-way (q, Ctrl-C, Ctrl-D) leaves everything consis
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
-import textwrap
-from itertools import zip_longest
 
 import click
 
-from dmm.cli.common import message
+from dmm.cli.common import message, open_index
+from dmm.cli.side_by_side import side_by_side
 from dmm.cli.terminal import paint, paint_kind
 from dmm.errors import DmmError, ExitCode, InvalidInputError
 
 KEYS = {"a": "keep A (deprecate B)", "b": "keep B (deprecate A)", "m": "merge", "c": "clarify",
         "d": "dismiss", "f": "defer", "s": "skip", "q": "quit"}
-
-
-def _column(label: str, memory, width: int) -> list[str]:
-    head = [f"{label}: {memory.id} ({memory.scope})", f"{memory.path}",
-            f"created {memory.created or '?'}, {memory.confidence}, priority {memory.priority}",
-            "", memory.title, ""]
-    out = []
-    for line in head:
-        out += textwrap.wrap(line, width) or [""]
-    for block in paragraphs(memory.content):
-        out += _wrap(block, width)
-    return out
-
-
-_KEEP_LINES = re.compile(r"^\s*([-*+>|#]|\d+[.)]\s|```|\s{4})")
-
-
-def paragraphs(text: str) -> list[str]:
-    """The text's blocks with hard line breaks inside prose joined, so that a narrower column
-    re-wraps whole sentences (a file wrapped at 100 characters, shown in 48, would otherwise
-    leave a word or two on every other line). Lists, headings, quotes, tables and code keep
-    their lines."""
-    blocks: list[str] = []
-    prose: list[str] = []
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        if fenced or line.lstrip().startswith("```") or not line.strip() or \
-                _KEEP_LINES.match(line):
-            if prose:
-                blocks.append(" ".join(prose))
-                prose = []
-            blocks.append(line)
-        else:
-            prose.append(line.strip())
-    if prose:
-        blocks.append(" ".join(prose))
-    return blocks
-
-
-def _wrap(block: str, width: int) -> list[str]:
-    indent = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", block).group(0)
-    return textwrap.wrap(block, width, subsequent_indent=" " * len(indent)) or [""]
-
-
-def side_by_side(a, b, width: int) -> str:
-    """Memory A on the left, B on the right, each labelled, each re-wrapped to its column."""
-    col = max(20, (width - 3) // 2)
-    rows = zip_longest(_column("A", a, col), _column("B", b, col), fillvalue="")
-    return "\n".join(f"{left.ljust(col)} | {right}".rstrip() for left, right in rows)
 
 
 def _show(step, a, b, index: int, total: int) -> None:
@@ -130,14 +77,13 @@ def _request(key: str, step, a, b):
 
 
 def walk(ctx) -> int:
-    from dmm.cli.conflicts_cmd import _open
     from dmm.conflicts.service import auto_plan, memories_of, resolve
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InvalidInputError("--interactive needs a terminal",
                                 hint="use `dmm conflicts resolve CONFLICT_ID --action ...` "
                                      "or `--auto` in scripts")
-    ws, conn = _open(ctx)
+    ws, conn = open_index(ctx)
     done = skipped = 0
     try:
         steps = auto_plan(ws, conn, min_confidence=0.0)

@@ -104,9 +104,13 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
             return 0
         raise not_open(git, proposal_id)
     diff = git.diff(proposal.base, proposal.commit)
+    from dmm.proposals.queue import deferral
+
+    deferred = deferral(git, proposal_id) if proposal.status == "deferred" else None
     if as_json:
-        emit_json({**proposal.to_dict(), "diff": diff})
-    else:
+        emit_json({**proposal.to_dict(), "deferral": deferred, "diff": diff})
+        return 0
+    with paged():
         click.echo(f"proposal {proposal.proposal_id} ({proposal.status})")
         click.echo(f"type:     {proposal.type}")
         click.echo(f"path:     {proposal.path}" + (f" -> {proposal.new_path}"
@@ -114,7 +118,13 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
         click.echo(f"memory:   {proposal.memory_id}")
         click.echo(f"by:       {proposal.proposed_by} at {proposal.proposed_at}")
         click.echo(f"branch:   dmm/proposals/{proposal.proposal_id} ({proposal.commit[:12]})")
-        click.echo(f"reason:   {proposal.reason}\n")
+        click.echo(f"reason:   {proposal.reason}")
+        if deferred:
+            click.echo(f"deferred: by {deferred['by']} at {deferred['at']}: "
+                       f"{deferred['reason']}")
+            for issue in deferred["issues"]:
+                click.echo(f"          {issue}")
+        click.echo("")
         click.echo(paint_diff(diff), nl=False)
     return 0
 
@@ -130,6 +140,12 @@ def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
     if as_json:
         emit_json({**record, "diff": diff})
         return True
+    with paged():
+        _print_closed(proposal_id, record, diff)
+    return True
+
+
+def _print_closed(proposal_id: str, record: dict, diff: str) -> None:
     click.echo(f"proposal {proposal_id} ({record['status']} by {record['decided_by']} at "
                f"{record['decided_at']})")
     click.echo(f"type:     {record['type']}")
@@ -138,7 +154,6 @@ def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
     click.echo(f"reason:   {record['proposal_reason']}")
     click.echo(f"decision: {record['reason']}\n")
     click.echo(paint_diff(diff), nl=False)
-    return True
 
 
 def _print_result(result) -> None:

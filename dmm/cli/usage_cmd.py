@@ -7,7 +7,7 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
 from dmm.cli.tables import Col, short_date
-from dmm.cli.terminal import no_headers_option, table
+from dmm.cli.terminal import no_headers_option, paged, table
 from dmm.errors import NotFoundError
 from dmm.render import count
 
@@ -36,9 +36,10 @@ def _rows(stats: list[dict], no_headers: bool = False) -> str:
 
 @command.command("show")
 @click.argument("memory_id", metavar="MEMORY", shell_complete=complete.memories)
+@no_headers_option
 @json_option
 @click.pass_context
-def show_cmd(ctx, memory_id, as_json) -> int:
+def show_cmd(ctx, memory_id, no_headers, as_json) -> int:
     """Usage statistics of one memory. MEMORY is an id or a path (a memory removed since is
     named by its id).
 
@@ -64,7 +65,7 @@ def show_cmd(ctx, memory_id, as_json) -> int:
     if as_json:
         emit_json(stats[0])
     else:
-        click.echo(_rows(stats))
+        click.echo(_rows(stats, no_headers))
     return 0
 
 
@@ -88,7 +89,8 @@ def top_cmd(ctx, limit, no_headers, as_json) -> int:
     if as_json:
         emit_json({"memories": stats, "total": len(stats)})
     elif stats:
-        click.echo(_rows(stats, no_headers))
+        with paged():
+            click.echo(_rows(stats, no_headers))
     else:
         message("No queries logged yet.")
     return 0
@@ -131,7 +133,8 @@ def stale_cmd(ctx, days, limit, no_headers, as_json) -> int:
     if as_json:
         emit_json({"memories": stale, "total": len(stale), "days": days})
     elif stale:
-        click.echo(_rows(stale, no_headers))
+        with paged():
+            click.echo(_rows(stale, no_headers))
     else:
         message(f"Every active memory was returned by a query in the last {count(days, 'day')}.")
     return 0

@@ -18,8 +18,9 @@ _path = click.option("--path", required=True, shell_complete=complete.memories,
                           ", to the repository root or to this folder; an existing memory also "
                           "by its id.")
 _reason = click.option("--reason", required=True, help="Why this change is needed (kept in git).")
-_by = click.option("--proposed-by", default="agent", show_default=True,
-                   help="Who proposes: agent, human or a name.")
+_by = click.option("--proposed-by", metavar="NAME",
+                   help="Who proposes [default: your git user name when you run dmm at a "
+                        "terminal, else agent].")
 
 
 def _read_content(content: str | None, file: Path | None) -> str | None:
@@ -38,6 +39,8 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
     from dmm.proposals.propose import propose
 
     ws = workspace(ctx)
+    if not kw.get("proposed_by"):
+        kw["proposed_by"] = _proposer(ws)
     conn, _ = open_fresh(ws)
     try:
         result = propose(ws, conn, **kw)
@@ -61,6 +64,16 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
     if result.success:
         return ExitCode.OK
     return ExitCode.NOT_FOUND if result.not_found else ExitCode.INVALID_INPUT
+
+
+def _proposer(ws) -> str:
+    """A person at a terminal proposes in their git name; a program (an agent's shell, a
+    script: no terminal) as "agent"."""
+    if sys.stdin.isatty() or sys.stderr.isatty():
+        from dmm.gitrepo import Git
+
+        return Git(ws.root).user_name() or "human"
+    return "agent"
 
 
 @click.group("write")

@@ -147,7 +147,7 @@ def test_a_merged_memory_gets_a_readable_name(store):  # noqa: F811
 
 
 def test_side_by_side_labels_the_columns_and_rewraps_whole_paragraphs():
-    from dmm.cli.resolve_interactive import side_by_side
+    from dmm.cli.side_by_side import side_by_side
 
     prose = ("The gateway refuses uploads above fifty megabytes with status 413, for multipart\n"
              "and JSON bodies alike, and larger documents go through pre-signed uploads that\n"
