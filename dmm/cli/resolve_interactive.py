@@ -13,6 +13,7 @@ import sys
 import click
 
 from dmm.cli.common import message, open_index
+from dmm.cli.prompt import Prompter
 from dmm.cli.side_by_side import side_by_side
 from dmm.cli.terminal import paint, paint_kind
 from dmm.errors import DmmError, ExitCode, InvalidInputError
@@ -39,40 +40,41 @@ def _show(step, a, b, index: int, total: int) -> None:
         click.echo(f"recommended: {step.recommendation or 'your call'} ({step.why})")
 
 
-def _choose() -> str:
-    prompt = "  ".join(f"[{k}] {v}" for k, v in KEYS.items())
-    return click.prompt(prompt, type=click.Choice(list(KEYS)), show_choices=False).strip()
+def _choose(ask) -> str:
+    return ask("  ".join(f"[{k}] {v}" for k, v in KEYS.items()), choices=list(KEYS))
 
 
-def _request(key: str, step, a, b):
+def _request(prompter, key: str, step, a, b):
     """The ResolutionRequest for ``key``, asking for what it needs; None to ask again."""
     from dmm.conflicts.resolver import ResolutionRequest, merge_draft
 
+    ask = prompter.ask
     cid = step.conflict.conflict_id
     if key in "ab":
         keep, drop = (a, b) if key == "a" else (b, a)
-        reason = click.prompt("Reason", default=f"{keep.id} is the current rule")
+        reason = ask("Reason", default=f"{keep.id} is the current rule")
         return ResolutionRequest(cid, "deprecate", reason, target=drop.id)
     if key == "m":
         edited = click.edit(merge_draft(a, b), extension=".md", require_save=True)
+        prompter.forget()  # a Ctrl-C typed in the editor was the editor's
         if not edited or not edited.strip():
             message("merge cancelled: the draft was not saved")
             return None
-        reason = click.prompt("Reason", default="merged into one memory")
+        reason = ask("Reason", default="merged into one memory")
         return ResolutionRequest(cid, "merge", reason, content=edited)
     if key == "c":
         notes = {}
         for label, m in (("A", a), ("B", b)):
-            text = click.prompt(f"Scope or condition for {label} ({m.id}), empty to leave it",
-                                default="", show_default=False)
+            text = ask(f"Scope or condition for {label} ({m.id}), empty to leave it",
+                       default="")
             if text.strip():
                 notes[m.id] = text
         if not notes:
             message("nothing to clarify")
             return None
-        reason = click.prompt("Reason", default="they apply in different situations")
+        reason = ask("Reason", default="they apply in different situations")
         return ResolutionRequest(cid, "clarify", reason, clarifications=notes)
-    reason = click.prompt("Reason")
+    reason = ask("Reason")
     return ResolutionRequest(cid, "dismiss" if key == "d" else "defer", reason)
 
 
@@ -85,6 +87,7 @@ def walk(ctx) -> int:
                                      "or `--auto` in scripts")
     ws, conn = open_index(ctx)
     done = skipped = 0
+    prompter = Prompter()
     try:
         steps = auto_plan(ws, conn, min_confidence=0.0)
         mems = memories_of(conn, [s.conflict for s in steps])
@@ -100,10 +103,13 @@ def walk(ctx) -> int:
             _show(step, a, b, index, len(steps))
             while True:
                 try:
-                    key = _choose()
+                    with prompter:  # no Ctrl-C is lost, whenever it comes
+                        key = _choose(prompter.ask)
+                        request = _request(prompter, key, step, a, b) if key in \
+                            "abmcdf" else None
                 except EOFError:  # the input ended (Ctrl-D): as q
                     key = "q"
-                except click.Abort:  # Ctrl-C: stop, and say so in the exit status
+                except KeyboardInterrupt:  # Ctrl-C: stop, and say so in the exit status
                     key = "interrupted"
                 if key in ("q", "interrupted"):
                     message(f"stopped: {done} resolved, {skipped} skipped; every decision "
@@ -112,7 +118,6 @@ def walk(ctx) -> int:
                 if key == "s":
                     skipped += 1
                     break
-                request = _request(key, step, a, b)
                 if request is None:
                     continue
                 try:

@@ -131,10 +131,9 @@ def test_ctrl_c_in_the_interactive_resolver_exits_130(store):
                           cwd=str(store.root), env=dict(os.environ), encoding="utf-8",
                           timeout=60, dimensions=(50, 140))
     child.expect(r"\[q\] quit: ")
-    # the prompt is written just before the child blocks in read(); a signal that lands in
-    # between only sets Python's flag and the read then waits for input forever (seen once in
-    # a full run): a person is never that fast, so give the child time to reach the read
-    time.sleep(0.5)
+    # at once: a signal that lands between the prompt and the wait must not be lost (the
+    # wait is a select on the terminal and a wakeup pipe; tests/cli/test_prompt.py shows the
+    # case of a signal that came before the wait began, deterministically)
     child.sendintr()
     child.expect("stopped: 0 resolved")
     child.expect(pexpect.EOF)
