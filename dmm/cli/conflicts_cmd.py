@@ -11,6 +11,7 @@ from dmm.cli.terminal import no_headers_option, paged
 from dmm.conflicts.model import METHODS, STATUSES, TYPES
 from dmm.errors import ExitCode, NotFoundError
 from dmm.lookup import memory_ids
+from dmm.render import count
 
 
 def _ids(raw: str) -> list[str]:
@@ -67,13 +68,13 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
     if as_json:
         emit_json(result.to_dict())
     else:
-        message(f"{result.scan_type} scan of {result.memories_scanned} memories in "
-                f"{result.duration_ms} ms: {result.conflicts_detected} conflict(s), "
+        message(f"{result.scan_type} scan of {count(result.memories_scanned, 'memory')} in "
+                f"{result.duration_ms} ms: {count(result.conflicts_detected, 'conflict')}, "
                 f"{result.conflicts_new} new")
         for kind, n in sorted(result.by_type.items()):
             message(f"  {kind}: {n}")
         for artifact in result.artifacts:
-            message(f"  left out, {artifact['count']} finding(s): {artifact['why']}")
+            message(f"  left out, {count(artifact['count'], 'finding')}: {artifact['why']}")
     return 0
 
 

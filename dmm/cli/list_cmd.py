@@ -25,7 +25,8 @@ COLUMNS = (Col("id", "id"), Col("scope", drop=4), Col("status", drop=1),
 @click.option("--status", type=click.Choice(["active", "deprecated", "all"]), default="active",
               show_default=True)
 @click.option("--under", metavar="FOLDER", default="",
-              help="Only memories in this folder of .dmm/memory/ (e.g. project/api).")
+              help="Only memories in this folder (relative to .dmm/memory/, e.g. project/api, "
+                   "to the repository root or to the current folder).")
 @click.option("--older-than", type=click.IntRange(min=0), metavar="DAYS",
               help="Only memories created more than DAYS days ago.")
 @click.option("--newer-than", type=click.IntRange(min=0), metavar="DAYS",
@@ -52,6 +53,8 @@ def command(ctx, scopes, tags, status, under, older_than, newer_than, sort, reve
     from dmm.lookup import memory_record
 
     ws = workspace(ctx)
+    if under:
+        under = ws.memory_relpath(under)  # as every option that names memories takes a path
     conn, _ = open_fresh(ws)
     try:
         shown, total = read.listing(conn, Selection(list(scopes), list(tags), status, under,

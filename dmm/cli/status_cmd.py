@@ -7,6 +7,7 @@ import click
 from dmm.cli.common import emit_json, json_option, workspace
 from dmm.cli.terminal import table
 from dmm.memory.model import SCOPES
+from dmm.render import count
 
 MAX_PROBLEMS_SHOWN = 10
 
@@ -47,19 +48,20 @@ def command(ctx: click.Context, as_json: bool) -> int:
                    "problems": [p.to_dict() for p in problems]})
         return 0
     click.echo(f"dmm store: {ws.memory_dir}")
-    click.echo(f"{counts['total']} memories in {report.files} files\n")
+    click.echo(f"{count(counts['total'], 'memory')} in {count(report.files, 'file')}\n")
     rows = [(scope, counts["by_scope"].get(scope, 0)) for scope in SCOPES]
     rows += [(s, n) for s, n in counts["by_scope"].items() if s not in SCOPES]
     click.echo(table(rows, ("scope", "memories")))
     click.echo("")
     click.echo(table(sorted(counts["by_status"].items()), ("status", "memories")))
     state = ("fresh" if report.was_fresh else
-             f"updated now: {report.read} file(s) read, {report.removed} removed")
+             f"updated now: {count(report.read, 'file')} read, {report.removed} removed")
     click.echo(f"\ncache: {cache['path']} ({cache['bytes'] // 1024} KiB), {state}")
     scanned = "" if conflicts["last_scan"] else " (never scanned: run `dmm conflicts scan`)"
     click.echo(f"conflicts: {conflicts['unresolved']} unresolved{scanned}"
                + (" (memories changed since the last scan)" if conflicts["stale"] else ""))
-    click.echo(f"problems: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)")
+    click.echo(f"problems: {count(len(errors), 'error')}, "
+               f"{count(len(problems) - len(errors), 'warning')}")
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         click.echo(f"  {p}")
     if len(problems) > MAX_PROBLEMS_SHOWN:

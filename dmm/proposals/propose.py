@@ -54,10 +54,7 @@ def _named_path(ws: Workspace, conn: sqlite3.Connection, type: str, raw: str) ->
 
         found = read.find(conn, raw)
         return found[0].path if len(found) == 1 else raw
-    try:
-        return ws.memory_relpath(raw)
-    except InvalidInputError:
-        return raw
+    return ws.memory_relpath(raw)
 
 
 def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
@@ -78,9 +75,15 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         checks.errors.append(f"type must be one of {', '.join(TYPES)}")
     if not reason.strip():
         checks.errors.append("a reason is required: say why this change is needed")
-    rel, why = normalise_path(ws, _named_path(ws, conn, type, path))
+    try:
+        rel, why = normalise_path(ws, _named_path(ws, conn, type, path))
+    except InvalidInputError as exc:  # the path leads out of the store
+        rel, why = None, exc.message
     if why:
         checks.errors.append(why)
+    elif type == "create" and rel.split("/", 1)[0] not in SCOPES:
+        checks.errors.append(f"{rel} is not in a scope folder: a new memory goes under "
+                             f"{', '.join(s + '/' for s in SCOPES)} (e.g. project/{rel})")
     base = git.rev_parse("HEAD")
     if base is None:
         checks.errors.append("the repository has no commit yet: commit .dmm/ first")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from dmm.index import read
 from dmm.memory import Memory
 from dmm.query.rank import rank
+from dmm.render import count
 
 MAX_EXCLUDED_LISTED = 20
 
@@ -135,7 +136,7 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
 
         found = among(conn, [e.memory.id for e in baseline + retrieved], conflicts_dir)
         if found:
-            warnings.append(f"{len(found)} conflict(s) exist among these memories: "
+            warnings.append(f"{count(len(found), 'conflict')} among these memories: "
                             + "; ".join(f"{c.conflict_id}: {c.memories[0].memory_id} <> "
                                         f"{c.memories[1].memory_id} ({c.type})" for c in found)
                             + ". Check them before relying on either side "
@@ -170,7 +171,7 @@ def _store_warnings(conn: sqlite3.Connection) -> list[str]:
                         "HAVING count(*) > 1)").fetchone()[0]
     out = []
     if bad:
-        out.append(f"{bad} memory file(s) have errors and were left out: run `dmm validate`")
+        out.append(f"{count(bad, 'memory file')} with errors left out: run `dmm validate`")
     if dups:
-        out.append(f"{dups} memory id(s) are used by more than one file: run `dmm validate`")
+        out.append(f"{count(dups, 'memory id')} used by more than one file: run `dmm validate`")
     return out

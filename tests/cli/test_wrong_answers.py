@@ -185,7 +185,7 @@ def test_a_rebuilt_cache_announces_no_old_conflicts(store):
               "The ceiling is 2 MB. Uploads through the public gateway are refused above the "
               "size ceiling, answered with status 413.", tags="[uploads, limits]")
     notice = commit(store.root, "a third limit")
-    assert "2 new memory conflict(s) found (2 contradictory)" in notice, notice
+    assert "2 new memory conflicts found (2 contradictory)" in notice, notice
 
 
 def test_review_process_takes_the_id_as_every_review_command_does(committed):  # noqa: F811

@@ -58,10 +58,11 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         jaccard, shared = anchor_overlap(ctx.features[a], ctx.features[b])
         if jaccard >= anchored and len(shared) >= MIN_SHARED_ANCHORS:
             kind = "duplicate" if fa.scope == fb.scope else "scope_overlap"
+            names = _readable(ctx.features[a], shared)
+            more = f" and {len(names) - 6} more" if len(names) > 6 else ""
             out.append(Candidate(a, b, NAME, kind, min(0.9, 0.3 + jaccard),
-                                 f"the same code, names and values ({len(shared)} shared: "
-                                 f"{', '.join(_readable(ctx.features[a], shared)[:6])})",
-                                 (fa.title, fb.title)))
+                                 f"the same code, names and values ({len(names)} shared: "
+                                 f"{', '.join(names[:6])}{more})", (fa.title, fb.title)))
             continue
         if fa.scope != fb.scope and (code := _same_code(ctx.features[a], ctx.features[b])):
             out.append(Candidate(a, b, NAME, "scope_overlap", min(0.9, 0.5 + sim),
