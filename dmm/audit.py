@@ -18,8 +18,8 @@ from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 # the events `dmm log --decision` takes
 DECISIONS = ("proposed", "approved", "modified", "rejected", "deferred", "withdrawn", "fixed")
 RESOLUTIONS = tuple(f"resolved:{a}" for a in ("deprecate", "merge", "clarify", "dismiss",
-                                              "defer", "flag", "undo"))
-EVENTS = DECISIONS + RESOLUTIONS
+                                              "defer", "undo"))
+EVENTS = DECISIONS + RESOLUTIONS + ("flagged",)  # a flag records a conflict, resolves nothing
 AUTO_FIXER = "dmm-reviewer"  # who made a "Dmm-Fix: auto" commit written before it said so
 
 
@@ -58,7 +58,8 @@ def _entry(commit: Commit) -> LogEntry | None:
     elif "Dmm-Type" in t:
         event = "proposed"  # also a proposed resolution, which carries Dmm-Resolution too
     elif "Dmm-Resolution" in t:
-        event = f"resolved:{t['Dmm-Resolution']}"
+        event = ("flagged" if t["Dmm-Resolution"] == "flag" else
+                 f"resolved:{t['Dmm-Resolution']}")
     else:
         event = "recorded"
     body = commit.message.split("\n", 1)[1] if "\n" in commit.message else ""

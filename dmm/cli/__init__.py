@@ -25,10 +25,12 @@ COMMANDS = {
     "query": "dmm.cli.query_cmd",
     "list": "dmm.cli.list_cmd",
     "show": "dmm.cli.show_cmd",
+    "search": "dmm.cli.search_cmd",
     "validate": "dmm.cli.validate_cmd",
     "status": "dmm.cli.status_cmd",
     "reindex": "dmm.cli.reindex_cmd",
     "write": "dmm.cli.write_cmd",
+    "edit": "dmm.cli.edit_cmd",
     "review": "dmm.cli.review_cmd",
     "log": "dmm.cli.log_cmd",
     "history": "dmm.cli.history_cmd",
@@ -81,6 +83,13 @@ def _set_no_pager(ctx: click.Context, param: click.Parameter, value: bool) -> No
         set_pager(False)
 
 
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from dmm.cli.terminal import set_quiet
+
+        set_quiet(True)
+
+
 def _output_options(hidden: bool) -> list[click.Option]:
     return [click.Option(["--color"], type=click.Choice(["auto", "always", "never"]),
                          expose_value=False, is_eager=True, callback=_set_color, hidden=hidden,
@@ -88,12 +97,15 @@ def _output_options(hidden: bool) -> list[click.Option]:
                               "or CLICOLOR_FORCE force it), always or never."),
             click.Option(["--no-pager"], is_flag=True, expose_value=False, is_eager=True,
                          callback=_set_no_pager, hidden=hidden,
-                         help="Do not page long output ($DMM_PAGER, $PAGER or less -FRX).")]
+                         help="Do not page long output ($DMM_PAGER, $PAGER or less -FRX).")] + [
+            click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_set_quiet, hidden=hidden,
+                         help="Only data, warnings and errors: no progress or notes on stderr.")]
 
 
 def _with_output_options(command: click.Command) -> click.Command:
-    """--color and --no-pager are accepted after any command too (hidden in its help: the
-    top-level help documents them)."""
+    """--color, --no-pager and --quiet are accepted after any command too (hidden in its
+    help: the top-level help documents them)."""
     if not any(p.name == "no_pager" for p in command.params):
         command.params.extend(_output_options(hidden=True))
     for sub in getattr(command, "commands", {}).values():

@@ -27,7 +27,7 @@ def command() -> None:
     Examples:
       dmm conflicts scan --full
       dmm conflicts list
-      dmm conflicts check --memories mem_2026_01_01_001,mem_2026_02_01_004
+      dmm conflicts check --memory mem_2026_01_01_001 --memory mem_2026_02_01_004
       dmm conflicts dismiss conflict_1a2b3c4d5e6f --reason "different services"
       dmm conflicts resolve conflict_1a2b3c4d5e6f --action deprecate \\
           --target mem_2026_01_01_001 --reason "replaced by the February rule"
@@ -86,7 +86,7 @@ def _table(found, no_headers: bool = False) -> str:
     rows = [(c.conflict_id, c.type, c.confidence, c.status,
              f"{c.memories[0].memory_id} <> {c.memories[1].memory_id}",
              f"{c.memories[0].title} / {c.memories[1].title}") for c in found]
-    return table(rows, (Col("conflict", "id"), Col("type"), Col("confidence", drop=3),
+    return table(rows, (Col("conflict", "id"), Col("type"), Col("score", drop=3),
                         Col("status", drop=2), Col("memories", drop=1), Col("titles", "title")),
                  no_headers, colours={1: paint_kind})
 
@@ -98,22 +98,26 @@ def _table(found, no_headers: bool = False) -> str:
 @click.option("--memory", metavar="MEMORY",
               help="Only conflicts involving this memory (its id or path).",
               shell_complete=complete.memories)
-@click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.0)
-@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
+@click.option("--min-score", "min_confidence", type=click.FloatRange(0, 1), default=0.0,
+              help="Only conflicts detected at least this surely (their score, 0 to 1).")
+@click.option("--min-confidence", "old_min", type=click.FloatRange(0, 1), hidden=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
 @no_headers_option
 @json_option
 @click.pass_context
-def list_cmd(ctx, status, type_, memory, min_confidence, limit, no_headers, as_json) -> int:
-    """List conflicts, most confident first (scanning changed memories first).
+def list_cmd(ctx, status, type_, memory, min_confidence, old_min, limit, no_headers,
+             as_json) -> int:
+    """List conflicts, the surest first (scanning changed memories first).
 
     \b
     Examples:
       dmm conflicts list
-      dmm conflicts list --type duplicate --min-confidence 0.7
+      dmm conflicts list --type duplicate --min-score 0.7
       dmm conflicts list --status all --no-headers
     """
     from dmm.conflicts.service import conflicts, stats
 
+    min_confidence = old_min if old_min is not None else min_confidence
     ws, conn = open_index(ctx)
     try:
         chosen, total = conflicts(ws, conn, memory_ids(ws, conn, [memory]) if memory else None,
@@ -170,7 +174,7 @@ def _print_conflict(c, texts: dict) -> None:
     from dmm.cli.terminal import paint, paint_kind
 
     click.echo(f"{paint(c.conflict_id, bold=True)}: {paint_kind(c.type)} ({c.status}), "
-               f"confidence {c.confidence:.2f}, found by {', '.join(c.methods)}")
+               f"score {c.confidence:.2f}, found by {', '.join(c.methods)}")
     click.echo(c.description)
     click.echo(f"evidence: {c.evidence}")
     a, b = (texts.get(m.memory_id) for m in c.memories)
@@ -210,25 +214,45 @@ def _print_conflict(c, texts: dict) -> None:
             click.echo(f"  {line}")
 
 
+def memories_option(help: str):
+    """--memory MEMORY, repeated (or MEMORY,MEMORY): how every command names several
+    memories; --memories is its old spelling."""
+    def wrap(f):
+        f = click.option("--memories", "old_memories", multiple=True, hidden=True,
+                         shell_complete=complete.memories)(f)
+        return click.option("--memory", "memories", multiple=True, metavar="MEMORY",
+                            shell_complete=complete.memories, help=help)(f)
+    return wrap
+
+
+def _named(memories: tuple[str, ...], old: tuple[str, ...], at_least: int) -> list[str]:
+    names = [i for raw in memories + old for i in _ids(raw)]
+    if len(names) < at_least:
+        raise click.UsageError(f"name at least {at_least} memories with --memory "
+                               "(repeat it, or MEMORY,MEMORY)")
+    return names
+
+
 @command.command("check")
-@click.option("--memories", required=True, metavar="MEMORY,MEMORY,...",
-              shell_complete=complete.memories,
-              help="The memories you are about to rely on (ids or paths).")
+@memories_option("A memory you are about to rely on: id or path (repeat, or MEMORY,MEMORY).")
 @no_headers_option
 @json_option
 @click.pass_context
-def check_cmd(ctx, memories, no_headers, as_json) -> int:
-    """Check whether any of these memories conflict (exit 1 if they do).
+def check_cmd(ctx, memories, old_memories, no_headers, as_json) -> int:
+    """Check whether the memories you are about to rely on are safe to use: every open
+    conflict that involves any of them, with each other or with any other memory. Exits 1
+    when there is one.
 
     \b
     Examples:
-      dmm conflicts check --memories mem_2026_01_10_001,project/api/errors.md
+      dmm conflicts check --memory mem_2026_01_10_001 --memory project/api/errors.md
+      dmm conflicts check --memory mem_2026_01_10_001,mem_2026_02_01_004 --json
     """
     from dmm.conflicts.service import check
 
     ws, conn = open_index(ctx)
     try:
-        found = check(ws, conn, memory_ids(ws, conn, _ids(memories)))
+        found = check(ws, conn, memory_ids(ws, conn, _named(memories, old_memories, 1)))
     finally:
         conn.close()
     if as_json:
@@ -236,31 +260,30 @@ def check_cmd(ctx, memories, no_headers, as_json) -> int:
     elif found:
         click.echo(_table(found, no_headers))
     else:
-        message("No conflicts among these memories.")
+        message("No open conflict involves these memories.")
     return ExitCode.PROBLEMS_FOUND if found else ExitCode.OK
 
 
 @command.command("flag")
-@click.option("--memories", required=True, metavar="MEMORY,MEMORY",
-              help="The two memories (ids or paths).",
-              shell_complete=complete.memories)
+@memories_option("One of the two memories: id or path (give --memory twice, or A,B).")
 @click.option("--description", required=True, help="What contradicts what.")
 @click.option("--type", "type_", type=click.Choice(TYPES), default="contradictory",
               show_default=True)
 @json_option
 @click.pass_context
-def flag_cmd(ctx, memories, description, type_, as_json) -> int:
+def flag_cmd(ctx, memories, old_memories, description, type_, as_json) -> int:
     """Flag a conflict you noticed by hand (committed under .dmm/conflicts/).
 
     \b
     Examples:
-      dmm conflicts flag --memories project/a.md,project/b.md --description "two retry limits"
+      dmm conflicts flag --memory project/a.md --memory project/b.md \\
+          --description "two retry limits"
     """
     from dmm.conflicts.service import flag
 
     ws, conn = open_index(ctx)
     try:
-        cid, commit = flag(ws, conn, ids=memory_ids(ws, conn, _ids(memories)),
+        cid, commit = flag(ws, conn, ids=memory_ids(ws, conn, _named(memories, old_memories, 2)),
                            description=description, type_=type_)
     finally:
         conn.close()
@@ -294,7 +317,7 @@ def stats_cmd(ctx, as_json) -> int:
     if as_json:
         emit_json(data)
         return 0
-    click.echo(f"{data['total']} conflicts, average confidence {data['average_confidence']}")
+    click.echo(f"{count(data['total'], 'conflict')}, average score {data['average_confidence']}")
     for key in ("by_type", "by_method", "by_status"):
         click.echo(f"{key.replace('_', ' ')}: " + (", ".join(
             f"{k} {v}" for k, v in sorted(data[key].items())) or "none"))

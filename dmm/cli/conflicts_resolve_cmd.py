@@ -107,17 +107,22 @@ def _merge_content(ctx, conflict_id: str) -> str:
 @click.option("--propose", is_flag=True,
               help="Open a proposal branch that goes through review instead of committing.")
 @click.option("--auto", "auto_", is_flag=True,
-              help="Resolve every conflict that dates, confidence and structure settle.")
+              help="Resolve every conflict that dates, the memories' confidence and structure "
+                   "settle.")
 @click.option("--dry-run", is_flag=True, help="--auto: show the plan, change nothing.")
-@click.option("--min-confidence", type=click.FloatRange(0, 1),
+@click.option("--min-confidence", "old_min", type=click.FloatRange(0, 1), hidden=True)
+@click.option("--min-score", "min_confidence", type=click.FloatRange(0, 1),
               help="--auto: leave conflicts detected less surely than this "
                    "(default: conflicts.auto_min_confidence).")
+@click.option("--yes", "-y", is_flag=True,
+              help="--auto: do not ask before committing several resolutions at a terminal.")
 @click.option("--interactive", "-i", is_flag=True,
               help="Walk through open conflicts on a terminal and decide each one.")
 @json_option
 @click.pass_context
 def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, clarify, reason,
-                propose, auto_, dry_run, min_confidence, interactive, as_json) -> int:
+                propose, auto_, dry_run, old_min, min_confidence, yes, interactive,
+                as_json) -> int:
     """Resolve a conflict, as one commit on the checked-out branch (or, with --propose, as a
     proposal for review). Nothing is deleted: deprecated memories move to deprecated/ and
     `dmm conflicts undo` reverts any resolution.
@@ -146,10 +151,11 @@ def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, cl
     if modes != 1:
         raise InvalidInputError("give one of: a CONFLICT_ID with --action, --auto, or "
                                 "--interactive")
+    min_confidence = old_min if min_confidence is None else min_confidence
     if (dry_run or min_confidence is not None) and not auto_:
-        raise InvalidInputError("--dry-run and --min-confidence go with --auto")
+        raise InvalidInputError("--dry-run and --min-score go with --auto")
     if auto_:
-        return _auto(ctx, dry_run, min_confidence, as_json)
+        return _auto(ctx, dry_run, min_confidence, as_json, yes)
     if interactive:
         from dmm.cli.resolve_interactive import walk
 
@@ -168,7 +174,8 @@ def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, cl
     return _resolve_one(ctx, request, propose, as_json)
 
 
-def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool) -> int:
+def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool,
+          yes: bool = False) -> int:
     from dmm.conflicts.resolver import ResolutionRequest
     from dmm.conflicts.service import auto_plan, resolve
     from dmm.errors import DmmError
@@ -177,6 +184,8 @@ def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool) -> in
     results, failed = {}, 0
     try:
         steps = auto_plan(ws, conn, min_confidence)
+        if not (dry_run or yes or as_json) and not _confirmed([s for s in steps if s.action]):
+            dry_run = True  # the person said no: show the plan as a dry run
         for step in steps:
             if dry_run or not step.action:
                 continue
@@ -211,6 +220,19 @@ def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool) -> in
                 f"{len(steps) - len(acted)} left for a person"
                 + ("; nothing was changed (--dry-run)" if dry_run else ""))
     return ExitCode.PROBLEMS_FOUND if failed else ExitCode.OK
+
+
+def _confirmed(acting: list) -> bool:
+    """At a terminal, several commits at once wait for a yes (--yes answers it); scripts,
+    with no terminal, are not asked."""
+    import sys
+
+    if len(acting) < 2 or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return True
+    for s in acting:
+        click.echo(f"{s.conflict.conflict_id}  deprecate {s.target}, keep {s.keep}: {s.why}")
+    return click.confirm(f"Commit these {len(acting)} resolutions (one commit each)?",
+                         default=False, err=True)
 
 
 @click.command("undo")

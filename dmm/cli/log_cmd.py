@@ -21,7 +21,7 @@ COLUMNS = (Col("commit", "id", short=short_commit), Col("date", short=short_date
               help="Only events that touched this memory (its id or path), a removed one too: "
                    "its proposals, their decisions, the resolutions naming it and their undos.")
 @click.option("--path", "old_path", hidden=True, shell_complete=complete.memories)  # deprecated
-@click.option("--decision", type=click.Choice(EVENTS), metavar="EVENT",
+@click.option("--decision", type=click.Choice([*EVENTS, "resolved:flag"]), metavar="EVENT",
               help="Only this event: " + ", ".join(EVENTS) + ".")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
 @no_headers_option
@@ -48,6 +48,7 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
     if memory and old_path and memory != old_path:
         raise click.UsageError("give the memory once (--path is the old name of --memory)")
     memory = memory or old_path
+    decision = "flagged" if decision == "resolved:flag" else decision  # its old name
     ws = workspace(ctx)
     found = entries(Git(ws.root), decision=None if memory else decision)
     if memory:

@@ -27,7 +27,7 @@ def _show(step, a, b, index: int, total: int) -> None:
     width = shutil.get_terminal_size((100, 24)).columns
     click.echo("")
     click.echo(paint(f"[{index}/{total}] {c.conflict_id}: ", bold=True) + paint_kind(c.type)
-               + paint(f", confidence {c.confidence:.2f}", bold=True))
+               + paint(f", score {c.confidence:.2f}", bold=True))
     click.echo(c.description)
     click.echo(f"evidence: {c.evidence}")
     click.echo("")

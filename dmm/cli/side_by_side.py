@@ -10,7 +10,8 @@ from itertools import zip_longest
 
 def _column(label: str, memory, width: int) -> list[str]:
     head = [f"{label}: {memory.id} ({memory.scope})", f"{memory.path}",
-            f"created {memory.created or '?'}, {memory.confidence}, priority {memory.priority}",
+            f"created {memory.created or '?'}, confidence {memory.confidence}, "
+            f"priority {memory.priority}",
             "", memory.title, ""]
     out = []
     for line in head:

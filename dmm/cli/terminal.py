@@ -47,7 +47,7 @@ class _Escaping(io.TextIOWrapper):
 
 
 COLOR_MODES = ("auto", "always", "never")
-_settings = {"color": "auto", "pager": True}
+_settings = {"color": "auto", "pager": True, "quiet": False}
 
 
 def set_color_mode(mode: str) -> None:
@@ -58,6 +58,15 @@ def set_color_mode(mode: str) -> None:
 
 def set_pager(enabled: bool) -> None:
     _settings["pager"] = enabled
+
+
+def set_quiet(quiet: bool) -> None:
+    _settings["quiet"] = quiet
+
+
+def quiet() -> bool:
+    """--quiet: stderr carries only warnings and errors."""
+    return _settings["quiet"]
 
 
 def _forced() -> bool | None:
@@ -110,7 +119,7 @@ def paint(text: str, fg: str | None = None, bold: bool | None = None, dim: bool 
 KIND_COLOURS = {"contradictory": "red", "stale": "magenta", "supersession": "cyan",
                 "duplicate": "yellow", "scope_overlap": "blue",
                 "approved": "green", "modified": "green", "resolved": "green", "rejected": "red",
-                "withdrawn": "yellow", "deferred": "yellow", "proposed": "cyan"}
+                "withdrawn": "yellow", "deferred": "yellow", "proposed": "cyan", "flagged": "magenta"}
 
 
 def paint_kind(text: str) -> str:

@@ -136,7 +136,8 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
 
         found = among(conn, [e.memory.id for e in baseline + retrieved], conflicts_dir)
         if found:
-            warnings.append(f"{count(len(found), 'conflict')} among these memories: "
+            warnings.append(f"{count(len(found), 'conflict')} "
+                            f"{'exists' if len(found) == 1 else 'exist'} among these memories: "
                             + "; ".join(f"{c.conflict_id}: {c.memories[0].memory_id} <> "
                                         f"{c.memories[1].memory_id} ({c.type})" for c in found)
                             + ". Check them before relying on either side "
@@ -171,7 +172,9 @@ def _store_warnings(conn: sqlite3.Connection) -> list[str]:
                         "HAVING count(*) > 1)").fetchone()[0]
     out = []
     if bad:
-        out.append(f"{count(bad, 'memory file')} with errors left out: run `dmm validate`")
+        out.append(f"{count(bad, 'memory file')} {'has' if bad == 1 else 'have'} errors and "
+                   f"{'was' if bad == 1 else 'were'} left out: run `dmm validate`")
     if dups:
-        out.append(f"{count(dups, 'memory id')} used by more than one file: run `dmm validate`")
+        out.append(f"{count(dups, 'memory id')} {'is' if dups == 1 else 'are'} used by more "
+                   "than one file: run `dmm validate`")
     return out
