@@ -54,7 +54,10 @@ def _named_path(ws: Workspace, conn: sqlite3.Connection, type: str, raw: str) ->
 
         found = read.find(conn, raw)
         return found[0].path if len(found) == 1 else raw
-    return ws.memory_relpath(raw)
+    try:
+        return ws.memory_relpath(raw)
+    except InvalidInputError:  # normalise_path says what is wrong with it
+        return raw
 
 
 def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
@@ -75,10 +78,7 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         checks.errors.append(f"type must be one of {', '.join(TYPES)}")
     if not reason.strip():
         checks.errors.append("a reason is required: say why this change is needed")
-    try:
-        rel, why = normalise_path(ws, _named_path(ws, conn, type, path))
-    except InvalidInputError as exc:  # the path leads out of the store
-        rel, why = None, exc.message
+    rel, why = normalise_path(ws, _named_path(ws, conn, type, path))
     if why:
         checks.errors.append(why)
     elif type == "create" and rel.split("/", 1)[0] not in SCOPES:

@@ -144,7 +144,7 @@ def test_colour_is_forced_or_refused_as_asked(busy):
     busy.add("project/sneaky.md", "mem_2026_04_01_001", "Deploys need a second reviewer",
              "Every deploy needs a second reviewer.\x1b[8m hidden\x1b[0m")
     shown = busy.dmm("--color=always", "show", "mem_2026_04_01_001").stdout
-    assert "\\u001b[8m" in shown and "\x1b[8m" not in shown
+    assert "\x1b[8m" not in shown and "hidden" in shown
 
 
 def test_a_mistyped_command_gets_suggestions(repo):
