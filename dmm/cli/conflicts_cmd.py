@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, open_index
+from dmm.cli.common import emit_json, json_option, message, open_index, progress_bar
 from dmm.cli.terminal import no_headers_option, paged
 from dmm.conflicts.model import METHODS, STATUSES, TYPES
 from dmm.errors import ExitCode, NotFoundError
@@ -61,8 +61,12 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
     try:
         if memory:
             memory = memory_ids(ws, conn, [memory])[0]
-        result = run_scan(ws, conn, full=full, since=since, memory=memory,
-                          methods=_ids(methods) if methods else None)
+        progress, finish = progress_bar("scanning for conflicts")
+        try:
+            result = run_scan(ws, conn, full=full, since=since, memory=memory,
+                              methods=_ids(methods) if methods else None, progress=progress)
+        finally:
+            finish()
     finally:
         conn.close()
     if as_json:

@@ -95,13 +95,15 @@ def _merge_content(ctx, conflict_id: str) -> str:
 @click.argument("conflict_id", required=False, shell_complete=complete.conflicts)
 @click.option("--action", type=click.Choice(["deprecate", "merge", "clarify", "dismiss", "defer"]),
               help="What to do (with CONFLICT_ID).")
-@click.option("--target", metavar="MEMORY", help="deprecate: the memory to retire (id or path).")
+@click.option("--target", metavar="MEMORY", help="deprecate: the memory to retire (id or path).",
+              shell_complete=complete.conflict_memories)
 @click.option("--content", help="merge: the merged memory (markdown body, or a whole file).")
 @click.option("--file", "file_", type=click.Path(dir_okay=False, allow_dash=True),
               help="merge: read the merged memory from a file ('-' for stdin).")
 @click.option("--path", "merge_path", metavar="PATH",
               help="merge: where the merged memory goes (default: beside the newer one).")
 @click.option("--clarify", "clarify", multiple=True, metavar="MEMORY_ID=TEXT",
+              shell_complete=complete.clarifications,
               help="clarify: the scope or condition to add to a memory (repeatable).")
 @click.option("--reason", help="Why (recorded in the commit; required with CONFLICT_ID).")
 @click.option("--propose", is_flag=True,
@@ -236,7 +238,7 @@ def _confirmed(acting: list) -> bool:
 
 
 @click.command("undo")
-@click.argument("conflict_id", shell_complete=complete.conflicts)
+@click.argument("conflict_id", shell_complete=complete.decided_conflicts)
 @click.option("--reason", required=True, help="Why the resolution is undone.")
 @json_option
 @click.pass_context

@@ -78,7 +78,7 @@ def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
 
 
 @command.command("show")
-@click.argument("proposal_id", shell_complete=complete.proposals)
+@click.argument("proposal_id", shell_complete=complete.any_proposals)
 @json_option
 @click.pass_context
 def show_cmd(ctx, proposal_id, as_json) -> int:
