@@ -133,9 +133,15 @@ def decided_conflicts(ctx: click.Context, param: click.Parameter, incomplete: st
 
 def _conflict_pair(ctx: click.Context) -> list[tuple[str, str]]:
     """The two memories (id, title) of the conflict named on the command line, if any."""
+    import os
+
     ws = _workspace(ctx)
-    cid = ctx.params.get("conflict_id") or ""
-    if ws is None or not re.fullmatch(r"conflict_[0-9a-f]+", cid):
+    # click leaves the parsed arguments out when the line ends with an option awaiting its
+    # value ("--target "); the words of the line (COMP_WORDS, in bash, zsh and fish alike)
+    # still hold the conflict id
+    words = [ctx.params.get("conflict_id") or "", *os.environ.get("COMP_WORDS", "").split()]
+    cid = next((w for w in words if re.fullmatch(r"conflict_[0-9a-f]+", w)), "")
+    if ws is None or not cid:
         return []
     rows = _cached(ws, f"SELECT a, b FROM conflicts WHERE conflict_id = '{cid}'")
     ids = list(rows[0]) if rows else []

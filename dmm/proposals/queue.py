@@ -67,7 +67,7 @@ def deferral(git: Git, proposal_id: str) -> dict | None:
         t = commit.trailers
         if t.get("Dmm-Decision") == "deferred":
             return {"by": t.get("Dmm-Reviewer", commit.author), "at": commit.date,
-                    "reason": _reason(commit.message), "commit": commit.sha,
+                    "reason": message_body(commit.message), "commit": commit.sha,
                     "issues": trailer_values(commit.message, "Dmm-Issue")}
     return None
 
