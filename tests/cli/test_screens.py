@@ -152,3 +152,18 @@ def test_a_mistyped_command_gets_suggestions(repo):
     assert proc.returncode == 2 and "Did you mean 'list'" in proc.stderr
     proc = repo.dmm("conflict", "list")
     assert "Did you mean 'conflicts'" in proc.stderr
+
+
+def test_a_full_scan_shows_progress_on_a_terminal_and_nothing_when_piped(repo):
+    for i in range(220):  # enough memories for the bar (tiny stores get none)
+        repo.add(f"project/rules/r{i:03}.md", f"mem_2026_05_01_{i:03}",
+                 f"Rule {i} about service number {i}",
+                 f"Service {i} retries {i % 7 + 1} times before it gives up on a call.")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "many")
+    assert repo.dmm("reindex").returncode == 0
+    shown = on_terminal(repo, "conflicts", "scan", "--full", columns=100)
+    assert "scanning for conflicts" in shown and "100%" in shown, shown
+    piped = repo.dmm("conflicts", "scan", "--full")
+    assert piped.returncode == 0 and "scanning for conflicts" not in piped.stderr
+    assert "%" not in piped.stderr
