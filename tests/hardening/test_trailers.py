@@ -181,7 +181,7 @@ def test_a_flag_description_and_an_http_proposer_name_stay_text(store):
                      "approved")
     assert flag.returncode == 0, flag.stderr
     events = {e["event"] for e in json.loads(store.dmm("log", "--json").stdout)["entries"]}
-    assert events == {"resolved:flag"}
+    assert events == {"flagged"}  # a flag records a conflict, it resolves nothing
     with Server(store.root) as server:
         status, data = server.post("/write/propose", {
             "type": "create", "path": "project/lint.md", "reason": SMUGGLED,
