@@ -189,7 +189,7 @@ def test_a_flag_description_and_an_http_proposer_name_stay_text(store):
             "content": INNOCENT.replace("id: mem_2026_11_25_042\n", "")})
         assert status == 201, data
     entries = json.loads(store.dmm("log", "--json").stdout)["entries"]
-    assert {e["event"] for e in entries} == {"resolved:flag", "proposed"}
+    assert {e["event"] for e in entries} == {"flagged", "proposed"}
 
 
 # --- item 6 and the mode: nothing over the limit, nothing but plain files -----------------------
