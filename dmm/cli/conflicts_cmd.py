@@ -95,6 +95,20 @@ def _table(found, no_headers: bool = False) -> str:
                  no_headers, colours={1: paint_kind})
 
 
+CONFLICT_SORTS = ("score", "type", "status", "conflict", "detected")
+
+
+def _sorted(found: list, sort: str, reverse: bool) -> list:
+    """Conflicts in the order asked (score: the surest first, as the service gives them)."""
+    if sort == "score":
+        return list(reversed(found)) if reverse else found
+    key = {"type": lambda c: (c.type, -c.confidence),
+           "status": lambda c: (c.status, -c.confidence),
+           "conflict": lambda c: c.conflict_id,
+           "detected": lambda c: c.detected_at or ""}[sort]
+    return sorted(found, key=key, reverse=reverse)
+
+
 @command.command("list")
 @click.option("--status", type=click.Choice(STATUSES + ("all",)), default="unresolved",
               show_default=True, help="Which conflicts (dismissed ones only on request).")
@@ -105,12 +119,15 @@ def _table(found, no_headers: bool = False) -> str:
 @click.option("--min-score", "min_confidence", type=click.FloatRange(0, 1), default=0.0,
               help="Only conflicts detected at least this surely (their score, 0 to 1).")
 @click.option("--min-confidence", "old_min", type=click.FloatRange(0, 1), hidden=True)
+@click.option("--sort", type=click.Choice(CONFLICT_SORTS), default="score", show_default=True,
+              help="score: the surest first; the others in their order.")
+@click.option("--reverse", is_flag=True, help="The other way round.")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
 @no_headers_option
 @json_option
 @click.pass_context
-def list_cmd(ctx, status, type_, memory, min_confidence, old_min, limit, no_headers,
-             as_json) -> int:
+def list_cmd(ctx, status, type_, memory, min_confidence, old_min, sort, reverse, limit,
+             no_headers, as_json) -> int:
     """List conflicts, the surest first (scanning changed memories first).
 
     \b
@@ -125,8 +142,8 @@ def list_cmd(ctx, status, type_, memory, min_confidence, old_min, limit, no_head
     ws, conn = open_index(ctx)
     try:
         chosen, total = conflicts(ws, conn, memory_ids(ws, conn, [memory]) if memory else None,
-                                  status=status,
-                                  type_=type_, min_confidence=min_confidence, limit=limit)
+                                  status=status, type_=type_, min_confidence=min_confidence)
+        chosen = _sorted(chosen, sort, reverse)[:limit or None]
         summary = stats(ws, conn, scan=False) if as_json else None  # list just scanned
     finally:
         conn.close()

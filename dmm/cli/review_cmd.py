@@ -37,11 +37,14 @@ def _columns(when: str) -> tuple:
               default="open", show_default=True,
               help="open (pending or deferred), pending, deferred; closed (any decision), "
                    "approved, modified, rejected, withdrawn; all: open and closed.")
+@click.option("--sort", type=click.Choice(["date", "path", "id", "status", "type"]),
+              help="[default: open ones oldest first, then closed ones newest first]")
+@click.option("--reverse", is_flag=True, help="The other way round.")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
 @no_headers_option
 @json_option
 @click.pass_context
-def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
+def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
     """List proposals: open ones oldest first, then closed ones newest first.
 
     \b
@@ -61,6 +64,12 @@ def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
     closed = closed_with(git, "closed" if status == "all" else status) if status in (
         *CLOSED, "closed", "all") else []
     records = [p.to_dict() for p in opened] + closed
+    if sort:
+        field = {"date": "when", "path": "new_path", "id": "proposal_id"}.get(sort, sort)
+        records.sort(key=lambda p: p.get("decided_at") or p["proposed_at"] if field == "when"
+                     else p[field])
+    if reverse:
+        records.reverse()
     shown = records[:limit or None]
     if as_json:
         emit_json({"proposals": shown, "total": len(records)})

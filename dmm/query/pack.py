@@ -24,7 +24,8 @@ MAX_EXCLUDED_LISTED = 20
 class PackOptions:
     budget: int
     scopes: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # any of them
+    all_tags: tuple[str, ...] = ()  # every one of them (`--tag`, as `dmm list` takes it)
     exclude_ephemeral: bool = False
     include_deprecated: bool = False
     today: dt.date = field(default_factory=dt.date.today)
@@ -162,6 +163,9 @@ def _candidate_filter(opts: PackOptions) -> tuple[str, list]:
         where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value IN "
                      f"({','.join('?' * len(opts.tags))}))")
         params += opts.tags
+    for tag in opts.all_tags:
+        where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE lower(value) = lower(?))")
+        params.append(tag)
     return " AND ".join(where), params
 
 

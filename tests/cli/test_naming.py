@@ -117,3 +117,25 @@ def test_time_filters_take_days_or_a_date(store):  # noqa: F811
     assert store.dmm("usage", "queries", "--newer-than", "2020-01-01").returncode == 0
     assert store.dmm("usage", "stale", "--older-than", "30").returncode == 0
     assert store.dmm("usage", "stale", "--days", "30").returncode == 0  # old spelling
+
+
+def test_tags_and_order_say_the_same_thing_everywhere(store):  # noqa: F811
+    both = json.loads(store.dmm("query", "upload size ceiling", "--tag", "uploads", "--tag",
+                                "limits", "--json").stdout)
+    assert {m["memory_id"] for m in both["retrieved"]} == {OLD_LIMIT, NEW_LIMIT}
+    none = json.loads(store.dmm("query", "upload size ceiling", "--tag", "uploads,queue",
+                                "--json").stdout)
+    assert none["retrieved"] == []  # every tag, as `list --tag` takes them
+    listed = json.loads(store.dmm("list", "--tag", "uploads,queue", "--json").stdout)
+    assert listed["total"] == 0
+    anyof = json.loads(store.dmm("query", "upload size ceiling", "--tags", "uploads,queue",
+                                 "--json").stdout)
+    assert {m["memory_id"] for m in anyof["retrieved"]} >= {OLD_LIMIT, NEW_LIMIT}  # old: any
+    for args in (("conflicts", "list", "--status", "all"), ("review", "list", "--status", "all"),
+                 ("list",)):
+        assert store.dmm(*args, "--sort", store.dmm(*args, "--help").stdout.split(
+            "--sort [")[1].split("|")[0], "--reverse").returncode == 0, args
+    forward = store.dmm("conflicts", "list", "--sort", "conflict", "--no-headers").stdout
+    backward = store.dmm("conflicts", "list", "--sort", "conflict", "--reverse",
+                         "--no-headers").stdout
+    assert forward.splitlines() == list(reversed(backward.splitlines())) and forward
