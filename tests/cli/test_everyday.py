@@ -229,3 +229,38 @@ def test_status_says_the_hooks_are_missing_and_counts_what_list_shows(store):  #
     rows = {line.split()[0]: line.split()[-1] for line in store.dmm("status").stdout.splitlines()
             if line.startswith(("project", "(deprecated)"))}
     assert rows["project"] == str(listed) and rows["(deprecated)"] == "1"
+
+
+def test_an_evidence_line_counts_what_it_lists():
+    from dmm.conflicts.analyzers.semantic import shared_text
+
+    nine = [f"`name{i}`" for i in range(9)]
+    assert shared_text(nine) == ("the same code, names and values (9 shared: `name0`, `name1`, "
+                                 "`name2`, `name3`, `name4`, `name5` and 3 more)")
+    assert shared_text(nine[:4]).startswith("the same code, names and values (4 shared: ")
+    assert "more" not in shared_text(nine[:4])
+
+
+def test_log_and_history_name_the_same_person_for_a_commit(store):  # noqa: F811
+    made = j(store.dmm("write", "update", "--memory", NEW_LIMIT, "--reason", "r", "--json",
+                       "--proposed-by", "claude",
+                       input=(store.memory / "project/limit_new.md").read_text()
+                       + "\nMeasured at the edge of the network.\n"))
+    assert store.dmm("review", "approve", made["proposal_id"], "--reason", "ok").returncode == 0
+    logged = {e["commit"]: e["who"] for e in j(store.dmm("log", "--json"))["entries"]}
+    history = j(store.dmm("history", NEW_LIMIT, "--json"))["history"]
+    shared = [h for h in history if h["commit"] in logged]
+    assert shared and all(h["who"] == logged[h["commit"]] for h in shared)
+    assert "claude" in {h["who"] for h in shared}  # the proposer, not the git user
+
+
+def test_limits_and_headers_follow_one_convention(store):  # noqa: F811
+    for args in (("list",), ("review", "list"), ("conflicts", "list"), ("usage", "top"),
+                 ("usage", "stale")):
+        assert "default: " not in store.dmm(*args, "--help").stdout.split("--limit")[1] \
+            .split("\n  -")[0], args  # all of it
+    for args in (("log",), ("usage", "queries")):
+        assert "default: 50" in store.dmm(*args, "--help").stdout, args
+    store.dmm("query", "upload size ceiling")
+    rows = store.dmm("usage", "show", NEW_LIMIT, "--no-headers").stdout.splitlines()
+    assert len(rows) == 1 and rows[0].startswith("project/limit_new.md\t")
