@@ -183,11 +183,11 @@ def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool,
     from dmm.errors import DmmError
 
     ws, conn = open_index(ctx)
-    results, failed = {}, 0
+    results, failed, declined = {}, 0, False
     try:
         steps = auto_plan(ws, conn, min_confidence)
         if not (dry_run or yes or as_json) and not _confirmed([s for s in steps if s.action]):
-            dry_run = True  # the person said no: show the plan as a dry run
+            dry_run = declined = True  # the person said no: the plan, as a dry run shows it
         for step in steps:
             if dry_run or not step.action:
                 continue
@@ -220,7 +220,8 @@ def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool,
         message(f"{len(acted)} {'to resolve' if dry_run else 'resolved'}"
                 f"{f', {failed} failed' if failed else ''}; "
                 f"{len(steps) - len(acted)} left for a person"
-                + ("; nothing was changed (--dry-run)" if dry_run else ""))
+                + ("; nothing was changed" + ("" if declined else " (--dry-run)")
+                   if dry_run else ""))
     return ExitCode.PROBLEMS_FOUND if failed else ExitCode.OK
 
 

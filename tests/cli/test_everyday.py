@@ -192,6 +192,7 @@ def test_resolve_auto_asks_before_committing_several_at_a_terminal(store):  # no
                           timeout=60, dimensions=(50, 160))
     child.expect(r"Commit these \d+ resolutions")
     child.sendline("n")
+    child.expect("nothing was changed")
     child.expect(pexpect.EOF)
     child.close()
     assert git(store.root, "rev-parse", "HEAD") == head  # nothing committed
