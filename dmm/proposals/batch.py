@@ -74,16 +74,19 @@ def stale_reason(git: Git, proposal: Proposal, head: str) -> str | None:
             "would judge an old text: withdraw it and propose again from the current state")
 
 
-def process_all(ws: Workspace, limit: int | None = None, force: bool = False) -> Batch:
+def process_all(ws: Workspace, limit: int | None = None, force: bool = False,
+                dry_run: bool = False) -> Batch:
     """Process every pending proposal, oldest first (at most ``limit``), skipping each one
-    that cannot be processed with the reason; deferred ones wait for a person."""
+    that cannot be processed with the reason; deferred ones wait for a person. ``dry_run``:
+    review each one and change nothing."""
     from dmm.proposals.decide import ConflictError
     from dmm.proposals.queue import candidate_branches
-    from dmm.proposals.review import process
+    from dmm.proposals.review import process, review
 
     git = Git(ws.root)
     batch = Batch()
-    _check_can_land(git)
+    if not dry_run:
+        _check_can_land(git)
     proposals, unreadable = candidate_branches(git)
     for branch, why in unreadable:
         tail = branch.rsplit("/", 1)[-1]
@@ -102,7 +105,8 @@ def process_all(ws: Workspace, limit: int | None = None, force: bool = False) ->
             batch.skipped.append(Skipped(branch, proposal.proposal_id, "stale", why))
             continue
         try:
-            batch.results.append(process(ws, proposal.proposal_id, force))
+            batch.results.append((review if dry_run else process)(ws, proposal.proposal_id,
+                                                                   force))
         except ConflictError as exc:
             batch.skipped.append(Skipped(branch, proposal.proposal_id, "conflict", exc.message))
         except DmmError as exc:

@@ -143,7 +143,7 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResul
     if result.decision in ("approved", "modified"):
         if result.modified_content is not None:
             decide.amend(ws, proposal_id, result.modified_content,
-                         "Whitespace and tags normalised by the reviewer.")
+                         "Whitespace and tags normalised by the reviewer.", REVIEWER)
         done = decide.approve(ws, proposal_id, decision=result.decision, reviewer=REVIEWER,
                               confidence=result.confidence, issues=notes)
         notice = after_approval(ws)
@@ -156,13 +156,14 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResul
     return result
 
 
-def process_pending(ws: Workspace, limit: int | None = None, force: bool = False):
+def process_pending(ws: Workspace, limit: int | None = None, force: bool = False,
+                    dry_run: bool = False):
     """`review process --all`: every pending proposal (deferred ones wait for a person),
     oldest first, at most ``limit``; a batch that never stops at one it cannot process
     (see dmm.proposals.batch)."""
     from dmm.proposals.batch import process_all
 
-    return process_all(ws, limit, force)
+    return process_all(ws, limit, force, dry_run)
 
 
 def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
