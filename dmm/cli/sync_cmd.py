@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.common import emit_json, json_option, workspace
 
 
 @click.command("sync")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dmm.gitrepo import Commit, Git, message_body, trailer_values
-from dmm.proposals.model import (PROPOSAL_ID, PROPOSAL_PREFIX, RESOLUTION_TRAILERS, Proposal,
-                                 check_proposal_id)
+from dmm.proposals.model import RESOLUTION_TRAILERS, Proposal, check_proposal_id
 
 
 def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal | None:
@@ -167,11 +166,11 @@ def load(git: Git, proposal_id: str) -> Proposal | None:
 
 def deferral(git: Git, proposal_id: str) -> dict | None:
     """Why and by whom an open proposal was last deferred (None if it never was)."""
-    if not git.rev_parse(AUDIT_REF):
-        return None
-    for commit in git.commits_with_trailer(AUDIT_REF, "Dmm-Proposal", proposal_id):
+    from dmm.team.records import records
+
+    for commit in records(git):  # newest first, from every clone's audit line
         t = commit.trailers
-        if t.get("Dmm-Decision") == "deferred":
+        if t.get("Dmm-Proposal") == proposal_id and t.get("Dmm-Decision") == "deferred":
             return {"by": t.get("Dmm-Reviewer", commit.author), "at": commit.date,
                     "reason": message_body(commit.message), "commit": commit.sha,
                     "issues": trailer_values(commit.message, "Dmm-Issue")}
