@@ -55,26 +55,26 @@ def merge_landings(git: Git, revs: list[str], commits: dict[str, list[str]],
     first rev that brought each in."""
     wanted = {sha: pid for pid, shas in commits.items() for sha in shas}
     found: dict[str, tuple[str, str]] = {}  # pid -> (landing commit, via)
-    for rev in revs:
+    # a forge merges on the remote's branch: its first-parent line names the merge itself,
+    # where a clone's own line may show the `git pull` that brought it in
+    ordered = sorted(revs, key=lambda r: not r.startswith("refs/remotes/"))
+    for rev in ordered:
         if len(found) == len(commits):
             break
-        lines = git.out("rev-list", "--first-parent", "--parents", rev).splitlines()
-        for line in lines:
+        chain = []
+        for line in git.out("rev-list", "--first-parent", "--parents", rev).splitlines():
             sha, *parents = line.split()
+            chain.append(sha)
             if sha in wanted and wanted[sha] not in found:
                 found[wanted[sha]] = (sha, "fast-forward")
             for parent in parents[1:]:
                 if parent in wanted and wanted[parent] not in found:
                     found[wanted[parent]] = (sha, "merge")
         for pid, shas in commits.items():
-            if pid in found:
-                continue
-            for sha in shas:  # brought in deeper (a branch that merged main into itself)
-                path = git.out("rev-list", "--first-parent", "--ancestry-path",
-                               f"{sha}..{rev}", check=False).split()
-                if path:
-                    found[pid] = (path[-1], "merge")
-                    break
+            if pid not in found:  # brought in deeper: by a merge on a side line
+                landing = _merged_by(git, rev, shas) or _first_containing(git, chain, shas[0])
+                if landing:
+                    found[pid] = (landing, "merge")
     info = _describe(git, [sha for sha, _ in found.values()])
     out = {}
     for pid, (sha, via) in found.items():
@@ -87,6 +87,36 @@ def merge_landings(git: Git, revs: list[str], commits: dict[str, list[str]],
             who, date = "", cd
         out[pid] = Landing(pid, sha, via, who, date)
     return out
+
+
+def _merged_by(git: Git, rev: str, shas: list[str]) -> str | None:
+    """The merge commit in ``rev``'s history whose later parent is one of ``shas`` (a forge's
+    merge that a `git pull` then moved off the first-parent line), oldest first."""
+    for sha in shas:
+        out = git.out("rev-list", "--merges", "--parents", "--reverse", "--ancestry-path",
+                      f"{sha}..{rev}", check=False)
+        for line in out.splitlines():
+            merge, _first, *later = line.split()
+            if sha in later:
+                return merge
+    return None
+
+
+def _first_containing(git: Git, chain: list[str], sha: str) -> str | None:
+    """The oldest commit of a first-parent ``chain`` (newest first) that contains ``sha``:
+    containment only grows along the chain, so a binary search asks git a few times."""
+    from dmm.team.refs import is_ancestor
+
+    if not chain or not is_ancestor(git, sha, chain[0]):
+        return None
+    lo, hi = 0, len(chain) - 1  # chain[lo] contains it; find the largest such index
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if is_ancestor(git, sha, chain[mid]):
+            lo = mid
+        else:
+            hi = mid - 1
+    return chain[lo]
 
 
 def content_landings(git: Git, revs: list[str], proposals: list) -> dict[str, Landing]:

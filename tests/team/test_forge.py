@@ -126,3 +126,22 @@ def test_a_forge_merge_of_a_proposal_another_clone_closed_is_still_in_the_log(te
         events = sorted((e["event"], e["commit"] if e["event"] == "approved" else "")
                         for e in clone.json("log")["entries"] if e["proposal_id"] == pid)
         assert events == [("approved", landed), ("proposed", ""), ("withdrawn", "")], clone.name
+
+
+def test_a_forge_merge_a_pull_moved_off_the_first_parent_line_is_still_the_approval(team):
+    """A teammate with a local commit runs `git pull` (a merge whose first parent is their
+    own line) and pushes: the forge's merge is now on a side line of main, and still the
+    approval, by the person who pressed merge."""
+    agent, bob = team.clone("agent"), team.clone("bob")
+    pid = agent.propose("project/queue.md", "Jobs run on the queue worker")
+    agent.sync()
+    bob.git("commit", "-q", "--allow-empty", "-m", "bob's own work")
+    landed = _forge_merge(team, pid, "merge")
+    bob.git("pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    bob.git("push", "-q", "origin", "main")
+    for clone in (agent, team.lead):
+        clone.sync()
+        [approval] = [e for e in clone.json("log")["entries"]
+                      if e["proposal_id"] == pid and e["event"] == "approved"]
+        assert (approval["commit"], approval["who"], approval["via"]) == (
+            landed, "Maria Maintainer", "merge"), clone.name
