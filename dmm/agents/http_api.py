@@ -28,7 +28,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dmm.agents import calls
+from dmm.agents import calls, inputs
 from dmm.conflicts.model import STATUSES, TYPES
 from dmm.conflicts.resolver import ACTIONS
 from dmm.errors import AlreadyDecidedError, DmmError, ExitCode
@@ -37,7 +37,6 @@ from dmm.workspace import Workspace
 
 LOG = logging.getLogger("dmm.serve")
 MAX_BODY = 2 * 1_048_576  # bytes: a memory is at most 1 MiB, plus the JSON around it
-LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 STATUS_OF = {ExitCode.NOT_FOUND: 404, ExitCode.INVALID_INPUT: 400, ExitCode.BUSY: 503,
              ExitCode.GIT_FAILED: 500, ExitCode.IO_FAILED: 507,
              ExitCode.NOT_INITIALIZED: 500, ExitCode.NOT_A_REPOSITORY: 500}
@@ -57,9 +56,10 @@ class Access:
 
     def holder(self, header: str | None) -> Token | None:
         """The token an ``Authorization`` header carries, compared in constant time."""
-        if not header or not header.startswith("Bearer "):
+        scheme, _, given_text = (header or "").strip().partition(" ")
+        if scheme.lower() != "bearer":  # the scheme is case-insensitive (RFC 9110, 11.1)
             return None
-        given = header.removeprefix("Bearer ").strip().encode()
+        given = given_text.strip().encode()
         found = None
         for token in self.tokens:
             if hmac.compare_digest(given, token.secret.encode()):
@@ -385,8 +385,6 @@ def _validated(model: type[Model] | None, data: Any, where: str) -> Any:
 
 
 async def _json_body(request) -> Any:
-    import json
-
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise Problem(415, "send the request body as JSON (Content-Type: application/json)")
@@ -397,10 +395,7 @@ async def _json_body(request) -> Any:
             raise Problem(413, f"the request body is larger than {MAX_BODY} bytes")
     if not raw.strip():
         return {}
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise Problem(400, f"the request body is not valid JSON: {exc}") from None
+    return inputs.parse_json(bytes(raw))
 
 
 def _host(header: str) -> str:
@@ -408,10 +403,31 @@ def _host(header: str) -> str:
     return header.split("]")[0] + "]" if header.startswith("[") else header.rsplit(":", 1)[0]
 
 
+def _loopback_name(host: str) -> bool:
+    """A Host naming this machine: localhost or a loopback address literal (an IPv4-mapped
+    one too). Never another name, which DNS could point anywhere."""
+    if host.lower() == "localhost":
+        return True
+    return is_loopback_address(host.strip("[]"))
+
+
+def is_loopback_address(text: str) -> bool:
+    """Whether ``text`` is a loopback IP address (127.0.0.0/8, ::1, ::ffff:127.x.y.z)."""
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(text.split("%")[0])
+    except ValueError:
+        return False
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
 def _caller(access: Access, request) -> Token | None:
     """Who makes this request: their token (None on a server without tokens)."""
     host = _host(request.headers.get("host", ""))
-    if access.loopback and host.lower() not in LOOPBACK_NAMES:
+    if access.loopback and not _loopback_name(host):
         raise Problem(403, f"this server answers on loopback names only, not {host!r}")
     token = access.holder(request.headers.get("authorization"))
     if access.tokens and token is None:
@@ -465,6 +481,8 @@ def _endpoint(ws: Workspace, access: Access, op: Operation, readers: Readers):
     async def handle(request):
         try:
             token = _caller(access, request)
+            inputs.check(_path_params(request), "path", name=True)
+            inputs.check(dict(request.query_params), "query string")
             params = _validated(op.params, dict(request.query_params), "query string") \
                 if op.params else None
             if not op.params and request.query_params:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dmm.agents import calls
+from dmm.agents import calls, inputs
 from dmm.errors import DmmError
 from dmm.workspace import Workspace
 
@@ -33,6 +33,8 @@ class ToolFailure(Exception):
 
 def _call(fn, *args, **kw) -> Any:
     try:
+        inputs.check(list(args), "argument")
+        inputs.check(kw, "")
         return fn(*args, **kw)
     except DmmError as exc:
         raise ToolFailure(exc.message + (f" (hint: {exc.hint})" if exc.hint else "")) from None
@@ -67,7 +69,7 @@ def build_server(ws: Workspace):
     @server.tool()
     def memory_show(memory: str) -> dict:
         """One memory, by its id (mem_2026_03_14_007) or its path under .dmm/memory/."""
-        return run(calls.show, ws, memory)
+        return run(calls.show, ws, key=memory)
 
     @server.tool()
     def memory_list(scope: str | None = None, tag: str | None = None,
@@ -102,19 +104,19 @@ def build_server(ws: Workspace):
     def proposal_status(proposal_id: str) -> dict:
         """Where a proposal stands: pending or deferred (open), or approved, modified,
         rejected, withdrawn."""
-        return run(calls.proposal_status, ws, proposal_id)
+        return run(calls.proposal_status, ws, proposal_id=proposal_id)
 
     @server.tool()
     def conflicts_check(memory_ids: list[str]) -> dict:
         """Open conflicts (contradictions, duplicates, stale facts ...) that involve any of
         these memories: check the memories you are about to rely on."""
-        return run(calls.check, ws, memory_ids)
+        return run(calls.check, ws, ids=memory_ids)
 
     @server.tool()
     def conflicts_check_content(content: str, path: str | None = None) -> dict:
         """For a draft memory (the whole file, as memory_propose takes it): the memories it
         would conflict with and the most similar ones, before you propose it."""
-        return run(calls.check_content, ws, content, path)
+        return run(calls.check_content, ws, content=content, path=path)
 
     @server.tool()
     def conflict_flag(memory_ids: list[str], description: str,
@@ -122,7 +124,8 @@ def build_server(ws: Workspace):
         """Record a conflict you noticed between two memories (committed under
         .dmm/conflicts/ for a person to resolve). type: contradictory, duplicate,
         supersession, scope_overlap or stale."""
-        return run(calls.flag, ws, memory_ids, description, type, who="agent")
+        return run(calls.flag, ws, ids=memory_ids, description=description, type_=type,
+                   who="agent")
 
     @server.resource("dmm://boot", name="BOOT.md", mime_type="text/markdown",
                      description="How agents use this repository's memory")
@@ -134,7 +137,7 @@ def build_server(ws: Workspace):
                      description="One memory file, by id")
     def memory_resource(memory_id: str) -> str:
         try:
-            m = _call(calls.show, ws, memory_id)
+            m = _call(calls.show, ws, key=memory_id)
         except ToolFailure as exc:
             raise ValueError(str(exc)) from None
         return (ws.memory_dir / m["path"]).read_text(encoding="utf-8")

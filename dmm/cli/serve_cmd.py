@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import socket
 
@@ -25,6 +24,10 @@ def _tokens(raw: tuple[str, ...], decides: bool) -> list[tuple]:
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
             raise InvalidInputError(f"a token's name is a word (letters, digits, - _ .): "
                                     f"{name!r}", hint="e.g. --token alice")
+        if sep and secret != secret.strip():
+            raise InvalidInputError(f"the secret of token {name} begins or ends with "
+                                    "whitespace, which a client's header would lose",
+                                    hint=f"give --token {name} alone and dmm generates one")
         if sep and len(secret) < MIN_SECRET:
             raise InvalidInputError(f"the secret of token {name} is shorter than {MIN_SECRET} "
                                     "characters: too easy to guess",
@@ -40,7 +43,9 @@ def _is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None)
     except socket.gaierror as exc:
         raise InvalidInputError(f"cannot resolve --host {host}: {exc.strerror}") from None
-    return all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+    from dmm.agents.http_api import is_loopback_address
+
+    return all(is_loopback_address(info[4][0]) for info in infos)
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -132,6 +132,16 @@ def memory_stats(index_dir: Path, memory_id: str | None = None) -> list[dict]:
 
 
 def queries(index_dir: Path, limit: int, after: str | None = None) -> list[dict]:
+    if after:
+        import datetime as dt
+
+        from dmm.errors import InvalidInputError
+
+        try:
+            dt.datetime.fromisoformat(after)
+        except ValueError:
+            raise InvalidInputError(f"after: {after!r} is not a date or time (ISO 8601, e.g. "
+                                    "2026-11-01 or 2026-11-01T09:30)") from None
     conn = connect(index_dir)
     try:
         sql = "SELECT * FROM query_log"

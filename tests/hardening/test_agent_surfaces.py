@@ -221,3 +221,103 @@ def test_the_agent_hook_never_runs_a_dmm_committed_in_the_repository(store, tmp_
                          capture_output=True, text=True,
                          env={**os.environ, "PATH": f"{BIN}{os.pathsep}{real}"}, timeout=60)
     assert "Upload size ceiling" in out.stdout and not ran.exists()
+
+
+# --- item 9: what no id, path or text can hold is a 400 / a tool error, never a 500 ------------
+
+LONG = "a" * 300
+HOSTILE_REQUESTS = [
+    ("GET", "/memories/mem%00x", None), ("GET", "/usage/memory/a%00b", None),
+    ("GET", "/conflicts/memory/a%00b", None), ("GET", f"/memories/project/{LONG}.md", None),
+    ("GET", f"/usage/memory/project/{LONG}.md", None),
+    ("GET", f"/conflicts/memory/project/{LONG}.md", None),
+    ("GET", "/memories?path_prefix=a%00b", None),
+    ("GET", "/usage/queries?after=not-a-date", None),
+    ("POST", "/write/propose", b'{"type": "create", "path": "project/a\\u0000b.md", '
+                               b'"reason": "r", "content": "x"}'),
+    ("POST", "/write/propose", ('{"type": "create", "path": "project/%s.md", "reason": "r", '
+                                '"content": "x"}' % LONG).encode()),
+    ("POST", "/write/propose", b'{"type": "create", "path": "project/x.md", '
+                               b'"reason": "r\\ud800", "content": "x"}'),
+    ("POST", "/write/propose", b'{"type": "create", "path": "project/\\ud800.md", '
+                               b'"reason": "r", "content": "x"}'),
+    ("POST", "/query", b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
+    ("POST", "/conflicts/scan", b'{"since": "a\\u0000b"}'),
+    ("POST", "/conflicts/check", b'{"memory_ids": ["a\\u0000b"]}'),
+]
+
+
+def test_hostile_ids_paths_and_bodies_get_a_clean_400(store):
+    from tests.agents.server import Server
+
+    with Server(store.root) as server:
+        for method, path, raw in HOSTILE_REQUESTS:
+            status, data = server.request(method, path, raw=raw)
+            assert status == 400, (path, raw and raw[:80], status, data)
+            assert "internal error" not in data["error"] and data["exit_code"] == 6
+        assert server.get("/health")[0] == 200  # still serving
+
+
+def test_mcp_tools_refuse_hostile_ids_as_tool_errors(store):
+    from tests.agents.test_mcp import session
+
+    async def calls(client):
+        out = []
+        for name, args in [("memory_show", {"memory": "mem\x00x"}),
+                           ("memory_show", {"memory": f"project/{LONG}.md"}),
+                           ("memory_propose", {"type": "create", "path": "project/a\x00b.md",
+                                               "reason": "r", "content": "x"}),
+                           ("memory_propose", {"type": "create", "path": f"project/{LONG}.md",
+                                               "reason": "r", "content": "x"})]:
+            result = await client.call_tool(name, args)
+            out.append((name, result.is_error, result.content[0].text))
+        return out
+
+    for name, is_error, text in session(store, calls):
+        assert is_error and "internal error" not in text, (name, text)
+        assert "NUL" in text or "255" in text, text
+
+
+# --- low: the server's access rules ------------------------------------------------------------
+
+def test_bearer_is_case_insensitive_and_a_whitespace_secret_is_refused(store):
+    from tests.agents.server import Server
+
+    secret = "x" * 24
+    with Server(store.root, "--token", f"alice={secret}") as server:
+        for scheme in ("Bearer", "bearer", "BEARER"):
+            status, _ = server.get("/health", headers={"Authorization": f"{scheme} {secret}"})
+            assert status == 200, scheme
+        assert server.get("/health", headers={"Authorization": f"Basic {secret}"})[0] == 401
+    proc = store.dmm("serve", "--port", "0", "--token", "alice=" + " " * 20)
+    assert proc.returncode == 6 and "whitespace" in proc.stderr, proc.stderr
+
+
+def test_an_ipv4_mapped_loopback_address_is_loopback(store):
+    from tests.agents.server import Server
+
+    with Server(store.root, "--host", "::ffff:127.0.0.1") as server:
+        assert server.get("/health")[0] == 200
+        assert server.get("/health", headers={"Host": "evil.example"})[0] == 403
+
+
+def test_flagging_the_same_pair_twice_commits_once(store):
+    from tests.conflicts.test_resolution import NODE18, OLD_LIMIT
+
+    head = git(store.root, "rev-parse", "HEAD")
+    first = store.dmm("conflicts", "flag", "--memories", f"{OLD_LIMIT},{NODE18}",
+                      "--description", "odd pair", "--json")
+    assert first.returncode == 0 and json.loads(first.stdout)["created"], first.stderr
+    after_first = git(store.root, "rev-parse", "HEAD")
+    assert after_first != head
+    from tests.agents.test_mcp import session
+
+    async def calls(client):
+        return [await client.call_tool("conflict_flag", {
+            "memory_ids": [NODE18, OLD_LIMIT], "description": "odd pair again"})
+            for _ in range(2)]
+
+    for result in session(store, calls):
+        assert not result.is_error
+        assert json.loads(result.content[0].text)["created"] is False
+    assert git(store.root, "rev-parse", "HEAD") == after_first
