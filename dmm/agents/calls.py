@@ -312,7 +312,8 @@ def flag(ws: Workspace, ids: list[str], description: str, type_: str = "contradi
     with _cache(ws) as conn:
         cid, commit = record(ws, conn, ids=list(ids), description=description, type_=type_,
                              who=who)
-    return {"conflict_id": cid, "created": True, "commit": commit, "status": "flagged"}
+    return {"conflict_id": cid, "created": commit is not None, "commit": commit,
+            "status": "flagged"}
 
 
 def resolve(ws: Workspace, request, propose: bool = False) -> dict:
