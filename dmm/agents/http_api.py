@@ -388,11 +388,20 @@ async def _json_body(request) -> Any:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
         raise Problem(415, "send the request body as JSON (Content-Type: application/json)")
+    import anyio
+
+    from dmm.agents.http_server import BODY_TIMEOUT
+
     raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_BODY:
-            raise Problem(413, f"the request body is larger than {MAX_BODY} bytes")
+    try:
+        with anyio.fail_after(BODY_TIMEOUT):
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > MAX_BODY:
+                    raise Problem(413, f"the request body is larger than {MAX_BODY} bytes")
+    except TimeoutError:
+        raise Problem(408, f"the request body did not arrive within {BODY_TIMEOUT:.0f} s") \
+            from None
     if not raw.strip():
         return {}
     return inputs.parse_json(bytes(raw))

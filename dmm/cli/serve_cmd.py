@@ -148,8 +148,14 @@ def _run(app, sock: socket.socket, log_level: str) -> None:
     # every log line, the requests' too, goes to stderr: stdout carries the address only
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = uvicorn.Config(app, log_config=None, log_level=log_level,
-                            access_log=log_level in ("info", "debug"), proxy_headers=False,
-                            server_header=False, limit_concurrency=256,
-                            timeout_graceful_shutdown=30, lifespan="off")
+    from dmm.agents.http_server import IDLE_TIMEOUT, GuardedH11, InFlight, max_connections
+
+    GuardedH11.limit = max_connections()
+    # connections and requests are limited by GuardedH11 and InFlight (docs/api.md, Limits),
+    # not by uvicorn's limit_concurrency, which counts idle connections as work
+    config = uvicorn.Config(InFlight(app), http=GuardedH11, log_config=None,
+                            log_level=log_level, access_log=log_level in ("info", "debug"),
+                            proxy_headers=False, server_header=False,
+                            timeout_keep_alive=IDLE_TIMEOUT, timeout_graceful_shutdown=30,
+                            lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])

@@ -321,3 +321,44 @@ def test_flagging_the_same_pair_twice_commits_once(store):
         assert not result.is_error
         assert json.loads(result.content[0].text)["created"] is False
     assert git(store.root, "rev-parse", "HEAD") == after_first
+
+
+# --- item 10: idle and slow clients --------------------------------------------------------------
+
+@pytest.mark.slow
+def test_idle_and_slow_connections_never_deny_service(store):
+    """257 idle sockets and 100 clients trickling a header line every 2 s (bounded, loopback
+    only): a working client is answered meanwhile, and the server closes every one of them
+    once the request head's deadline has passed."""
+    import socket
+    import time
+
+    from dmm.agents.http_server import HEADER_TIMEOUT
+    from tests.agents.server import Server
+
+    with Server(store.root) as server:
+        host = server.host.strip("[]")
+        idle = [socket.create_connection((host, server.port), timeout=5) for _ in range(257)]
+        slow = [socket.create_connection((host, server.port), timeout=5) for _ in range(100)]
+        for s in slow:
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        began = time.monotonic()
+        statuses = []
+        for n in range(3):
+            for s in slow:
+                try:
+                    s.sendall(f"X-Slow-{n}: a\r\n".encode())
+                except OSError:
+                    pass
+            statuses.append(server.get("/health")[0])
+            time.sleep(2)
+        assert statuses == [200, 200, 200]
+        deadline = began + HEADER_TIMEOUT + 20
+        for s in idle + slow:
+            s.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                assert s.recv(1024) in (b"",)  # closed by the server, nothing answered
+            except ConnectionResetError:
+                pass
+            s.close()
+        assert server.get("/health")[0] == 200
