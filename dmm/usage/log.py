@@ -61,7 +61,10 @@ def connect(index_dir: Path) -> sqlite3.Connection:
 
 
 def _open(path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+    from dmm.index.db import BUSY_TIMEOUT_S, busy_timeout
+
+    conn = sqlite3.connect(path, timeout=min(10.0, busy_timeout(), BUSY_TIMEOUT_S),
+                           isolation_level=None)
     try:
         conn.execute("PRAGMA synchronous = OFF")  # telemetry: losing the last row is fine
         if conn.execute("PRAGMA user_version").fetchone()[0] != 1:

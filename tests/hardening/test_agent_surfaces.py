@@ -362,3 +362,77 @@ def test_idle_and_slow_connections_never_deny_service(store):
                 pass
             s.close()
         assert server.get("/health")[0] == 200
+
+
+# --- item 11: the prompt hook never waits for another dmm ---------------------------------------
+
+def _hook(root: Path, prompt: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess,
+                                                                     float]:
+    import time
+
+    began = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "dmm", "agent", "hook", "user-prompt-submit"],
+                         cwd=root, input=json.dumps({"prompt": prompt}), capture_output=True,
+                         text=True, timeout=60, env={**os.environ, **(env or {})})
+    return out, time.monotonic() - began
+
+
+def test_the_hook_reads_the_cache_as_it_is_while_another_dmm_holds_the_write_lock(store):
+    import fcntl
+
+    from tests.conftest import memory_text
+
+    assert store.dmm("reindex").returncode == 0
+    # a change the cache has not seen, so the hook would want to refresh it
+    store.write("project/new_limit.md", memory_text("mem_2026_11_01_001", "Gateway timeout",
+                                                    "The gateway times out after 30 s."))
+    lock = store.root / ".dmm" / "index" / "lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what a running reindex or scan holds
+        out, took = _hook(store.root, "upload size ceiling of the gateway",
+                          {"DMM_HOOK_DEADLINE_MS": "0"})  # no watchdog: the hook itself
+        assert out.returncode == 0 and took < 15, (took, out.stderr)
+        assert "Upload size ceiling" in out.stdout, out.stdout
+        assert "another dmm is updating the cache" in out.stdout
+    finally:
+        os.close(fd)
+    fresh, _ = _hook(store.root, "gateway timeout")
+    assert "Gateway timeout" in fresh.stdout  # refreshed once the lock is free
+
+
+def test_the_hook_says_why_in_one_line_behind_an_exclusive_sqlite_lock(store):
+    import sqlite3
+
+    assert store.dmm("reindex").returncode == 0
+    holder = sqlite3.connect(store.root / ".dmm" / "index" / "cache.sqlite3",
+                             isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        out, took = _hook(store.root, "upload size ceiling of the gateway",
+                          {"DMM_HOOK_DEADLINE_MS": "0"})
+        assert out.returncode == 0 and took < 15, (took, out.stderr)
+        assert out.stdout.startswith("(dmm: no memory pack this time: another dmm holds")
+        assert len(out.stdout.strip().splitlines()) == 1
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_the_hook_answers_within_its_deadline_whatever_it_waits_on(store):
+    import time
+
+    began = time.monotonic()
+    # stdin never closes: the hook waits for its input, the deadline answers
+    proc = subprocess.Popen([sys.executable, "-m", "dmm", "agent", "hook",
+                             "user-prompt-submit"], cwd=store.root, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "DMM_HOOK_DEADLINE_MS": "500"})
+    try:
+        proc.wait(timeout=30)  # stdin stays open
+        out = proc.stdout.read()
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    assert proc.returncode == 0 and time.monotonic() - began < 20
+    assert out.startswith("(dmm: no memory pack this time: not ready within 0.5 s)")
