@@ -70,7 +70,9 @@ def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
 def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,
              content: str | None = None, patch: str | None = None, new_scope: str | None = None,
              expires: str | None = None, proposed_by: str = "agent",
-             today: dt.date | None = None) -> ProposalResult:
+             today: dt.date | None = None, replaces: str | None = None) -> ProposalResult:
+    """``replaces``: the open proposal this one is to replace (its author revising it): it
+    does not count as the one already open for the path."""
     today = today or dt.date.today()
     git = Git(ws.root)
     checks = _Checks()
@@ -89,7 +91,7 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
 
     open_props = open_proposals(git, with_status=False)
     for other in open_props:
-        if rel in (other.path, other.new_path):
+        if rel in (other.path, other.new_path) and other.proposal_id != replaces:
             checks.errors.append(f"proposal {other.proposal_id} is already open for {rel}: "
                                  "decide it or withdraw it first")
     current = git.show_blob(base, MEMORY_ROOT + rel)

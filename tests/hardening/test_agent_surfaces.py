@@ -314,7 +314,7 @@ def test_flagging_the_same_pair_twice_commits_once(store):
 
     async def calls(client):
         return [await client.call_tool("conflict_flag", {
-            "memory_ids": [NODE18, OLD_LIMIT], "description": "odd pair again"})
+            "memories": [NODE18, OLD_LIMIT], "description": "odd pair again"})
             for _ in range(2)]
 
     for result in session(store, calls):
