@@ -66,6 +66,18 @@ def run_dmm(*args: str, cwd: Path, input: str | None = None,
                           stdin=subprocess.DEVNULL if input is None else None)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _a_person_runs_the_tests():
+    """The tests run dmm as a person would: the variables agents set in their shells (and dmm
+    in what it starts for them) would make every decision command refuse. Tests that play an
+    agent set them themselves."""
+    from dmm.agents.identity import MARKERS
+
+    saved = {name: os.environ.pop(name) for name, _, _ in MARKERS if name in os.environ}
+    yield
+    os.environ.update(saved)
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"

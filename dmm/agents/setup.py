@@ -25,10 +25,17 @@ POINTER = f"""{MARKER}
 ## Memory (dmm)
 
 This repository keeps its agents' memory in `.dmm/` (rules, facts, decisions and procedures,
-reviewed like code). Read `.dmm/BOOT.md` once. Before a task, get the memories it needs with
-the `memory_query` tool of the `dmm` MCP server (or `dmm query "<task>"`); to record something
-the next session should know, propose it with `memory_propose` (or `dmm write propose`): a
-person decides. Never edit `.dmm/memory/` directly.
+reviewed like code); `.dmm/BOOT.md` explains it. What agents do with it:
+
+- query: before a task, `memory_query` of the `dmm` MCP server, or `dmm query "<task>"`
+- propose: what the next session should know, or a fix to a memory that is wrong:
+  `memory_propose`, or `dmm write propose`
+- check: a draft with `conflicts_check_content`, the memories relied on with `conflicts_check`
+  (`dmm conflicts check`)
+- flag: two memories that disagree, with `conflict_flag` (`dmm conflicts flag`)
+
+People review proposals and resolve conflicts; dmm refuses those decisions when an agent runs
+it. Files under `.dmm/memory/` change only through reviewed proposals.
 {END_MARKER}
 """
 CURSOR_RULE_HEAD = """---

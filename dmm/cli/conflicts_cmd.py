@@ -7,6 +7,7 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import (emit_json, json_option, message, progress_bar, read_text_input,
                             workspace)
+from dmm.cli.person import decision
 from dmm.cli.terminal import no_headers_option
 from dmm.conflicts.model import METHODS, STATUSES, TYPES
 from dmm.errors import ExitCode, InvalidInputError, NotFoundError
@@ -273,6 +274,7 @@ def flag_cmd(ctx, memories, description, type_, as_json) -> int:
 @click.option("--reason", required=True, help="Why this is not a conflict.")
 @json_option
 @click.pass_context
+@decision(lambda conflict_id, **_: f"dismissing {conflict_id}")
 def dismiss_cmd(ctx, conflict_id, reason, as_json) -> int:
     """Dismiss a conflict as a false positive; the pair is never reported again.
     (The same as `dmm conflicts resolve CONFLICT_ID --action dismiss`.)
@@ -404,6 +406,10 @@ def _merge_content(ctx, conflict_id: str) -> str:
               help="Walk through open conflicts on a terminal and decide each one.")
 @json_option
 @click.pass_context
+@decision(lambda conflict_id, action, propose, auto_, dry_run, interactive, **_:
+          None if propose or dry_run else ("resolving conflicts one by one", False)
+          if interactive else "resolving every conflict dates settle (--auto)" if auto_
+          else f"resolving {conflict_id} ({action})")
 def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, clarify, reason,
                 propose, auto_, dry_run, min_confidence, interactive, as_json) -> int:
     """Resolve a conflict, as one commit on the checked-out branch (or, with --propose, as a
@@ -506,6 +512,7 @@ def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool) -> in
 @click.option("--reason", required=True, help="Why the resolution is undone.")
 @json_option
 @click.pass_context
+@decision(lambda conflict_id, **_: f"undoing the resolution of {conflict_id}")
 def undo_cmd(ctx, conflict_id, reason, as_json) -> int:
     """Revert the latest resolution of a conflict with a new commit; it is open again.
 

@@ -109,6 +109,10 @@ def command(ctx: click.Context, host, port, person_tokens, agent_tokens, log_lev
     if print_openapi:
         emit_json(openapi())
         return 0
+    if person_tokens:
+        from dmm.cli.person import require_person
+
+        require_person("serving a person's token (--token), which may decide", yes=True)
     given = _tokens(person_tokens, True) + _tokens(agent_tokens, False)
     tokens = [t for t, _ in given]
     if len({t.name for t in tokens}) != len(tokens):

@@ -37,6 +37,9 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
     from dmm.index.refresh import open_fresh
     from dmm.proposals.propose import propose
 
+    from dmm.cli.person import proposer
+
+    kw["proposed_by"] = proposer(kw.get("proposed_by") or "agent")  # an agent's is its own
     ws = workspace(ctx)
     conn, _ = open_fresh(ws)
     try:
