@@ -105,18 +105,15 @@ def read_resource(ws: Workspace, uri: str) -> str:
     """The text of ``dmm://boot`` or ``dmm://memory/{id}``; ToolFailure for an unknown one."""
     from dmm.agents import calls
 
-    if uri == "dmm://boot":
-        path = ws.dmm_dir / "BOOT.md"
-        return path.read_text(encoding="utf-8") if path.is_file() else ""
-    if uri.startswith("dmm://memory/"):
-        key = uri.removeprefix("dmm://memory/")
-        try:
+    try:
+        if uri == "dmm://boot":
+            return calls.boot(ws)  # the regular file only, never what a link points to
+        if uri.startswith("dmm://memory/"):
+            key = uri.removeprefix("dmm://memory/")
             inputs.check(key, "memory_id", name=True)
-            memory = calls.show(ws, key)
-        except DmmError as exc:
-            raise ToolFailure(exc.message + (f" (hint: {exc.hint})" if exc.hint else "")) \
-                from None
-        return (ws.memory_dir / memory["path"]).read_text(encoding="utf-8")
+            return calls.memory_text(ws, key)
+    except DmmError as exc:
+        raise ToolFailure(exc.message + (f" (hint: {exc.hint})" if exc.hint else "")) from None
     raise ToolFailure(f"no resource {uri}: dmm serves dmm://boot and dmm://memory/{{id}}")
 
 
