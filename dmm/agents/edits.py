@@ -98,7 +98,7 @@ def _insert(text: str, keys: tuple[str, ...], member: str | None, value: Any) ->
     from json_source_map import calculate
 
     if not text.strip():
-        text = "{}\n"
+        text = "{\n}\n"  # a new file: laid out for people to read
     spans = calculate(text)
     where = _pointer(keys)
     whole = spans[where]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from dmm.agents import confined, edits
+from dmm.agents.where import where
 from dmm.errors import InvalidInputError
 from dmm.workspace import Workspace
 
@@ -47,19 +48,29 @@ TARGETS = ("claude", "codex", "cursor", "generic")
 
 
 def hook_command(event: str) -> str:
-    """The shell command an agent's hook runs: the installed dmm found on PATH, never a `dmm`
-    inside this repository (a branch can commit one, and `.` or a relative entry in PATH would
-    run it). The same guard as the git hook shim (hooks/dmm-hook.sh), on resolved folders;
-    refused, it prints one line and never blocks the agent."""
-    return ('d=$(command -v dmm) && case "$d" in /*) ;; *) false ;; esac'
+    """The shell command an agent's hook runs: ``$DMM_COMMAND`` when the user's local settings
+    name their dmm (an absolute path: setup writes it there when a bare `dmm` would not find
+    it), else the dmm found on PATH, never a `dmm` inside this repository (a branch can commit
+    one, and `.` or a relative entry in PATH would run it): the same guard as the git hook shim
+    (hooks/dmm-hook.sh), on resolved folders. Refused, it prints one line and never blocks the
+    agent. What it starts is marked as an agent's (DMM_AGENT)."""
+    return ('d=$DMM_COMMAND; case "$d" in /*) ;; *) d=$(command -v dmm)'
+            ' && case "$d" in /*) ;; *) false ;; esac'
             ' && top=$(git rev-parse --show-toplevel 2>/dev/null || pwd)'
             ' && case "$(cd "${d%/*}" && pwd -P)/" in "$(cd "$top" && pwd -P)"/*) false ;; esac'
-            f' && exec "$d" agent hook {event};'
+            ' || d= ;; esac;'
+            f' [ -n "$d" ] && DMM_AGENT=hook exec "$d" agent hook {event};'
             ' echo "(dmm: no memory pack: no dmm installed on PATH outside this repository)"')
 
 
 HOOKS = {"SessionStart": hook_command("session-start"),
          "UserPromptSubmit": hook_command("user-prompt-submit")}
+# Codex: the server must be up for the first request, and its read-only tools run without
+# asking (Codex asks for every MCP tool call otherwise, and `codex exec` cannot ask)
+CODEX_SERVER = {**MCP_SERVER, "required": True, "startup_timeout_sec": 20}
+READ_ONLY_TOOLS = ("memory_query", "memory_show", "memory_list", "proposal_status",
+                   "proposal_list", "conflicts_check", "conflicts_check_content")
+CURSOR_SERVER = {"command": "dmm", "args": ["-C", "${workspaceFolder}", "mcp"]}
 
 
 @dataclass
@@ -77,14 +88,20 @@ def setup(ws: Workspace, target: str) -> list[Written]:
         raise InvalidInputError(f"unknown agent {target!r}: one of {', '.join(TARGETS)}")
     root = ws.root
     if target == "claude":
-        return [_edit(root, ".mcp.json", _with_server),
-                _edit(root, ".claude/settings.json", _with_hooks),
-                _edit(root, "CLAUDE.md", _with_section(POINTER))]
+        written = [_edit(root, ".mcp.json", _with_server(MCP_SERVER)),
+                   _edit(root, ".claude/settings.json", _with_hooks),
+                   _edit(root, "CLAUDE.md", _with_section(POINTER))]
+        found = where(root)
+        if found.mismatch:  # the user's own, uncommitted settings name their dmm
+            written.append(_edit(root, ".claude/settings.local.json",
+                                 _with_env("DMM_COMMAND", found.command)))
+        return written
     if target == "codex":
         return [_edit(root, ".codex/config.toml", _with_codex_server),
+                _edit(root, ".codex/hooks.json", _with_hooks),
                 _edit(root, "AGENTS.md", _with_section(POINTER))]
     if target == "cursor":
-        return [_edit(root, ".cursor/mcp.json", _with_server),
+        return [_edit(root, ".cursor/mcp.json", _with_server(CURSOR_SERVER)),
                 _edit(root, ".cursor/rules/dmm.mdc", _with_section(POINTER, CURSOR_RULE_HEAD))]
     return []  # generic: nothing to write; the CLI prints what to configure
 
@@ -105,17 +122,36 @@ def _edit(root: Path, rel: str, change: Edit) -> Written:
 
 # --- JSON settings ----------------------------------------------------------------------------
 
-def _with_server(text: str, rel: str) -> tuple[str, str]:
-    data = edits.load_json(text, rel)
-    servers = data.get("mcpServers")
-    if servers is None:
-        return edits.add_member(text, (), "mcpServers", {"dmm": MCP_SERVER}), \
+def _with_server(server: dict) -> Edit:
+    def change(text: str, rel: str) -> tuple[str, str]:
+        data = edits.load_json(text, rel)
+        servers = data.get("mcpServers")
+        if servers is None:
+            return edits.add_member(text, (), "mcpServers", {"dmm": server}), \
+                "added the dmm MCP server"
+        if not isinstance(servers, dict):
+            raise InvalidInputError(f"{rel}: mcpServers is not an object: fix the file by hand")
+        if "dmm" in servers:
+            return text, ("" if servers["dmm"] == server
+                          else "kept the existing mcpServers.dmm")
+        return edits.add_member(text, ("mcpServers",), "dmm", server), \
             "added the dmm MCP server"
-    if not isinstance(servers, dict):
-        raise InvalidInputError(f"{rel}: mcpServers is not an object: fix the file by hand")
-    if "dmm" in servers:
-        return text, ("" if servers["dmm"] == MCP_SERVER else "kept the existing mcpServers.dmm")
-    return edits.add_member(text, ("mcpServers",), "dmm", MCP_SERVER), "added the dmm MCP server"
+    return change
+
+
+def _with_env(name: str, value: str) -> Edit:
+    """Claude Code's local settings: ``env`` holds ``name`` (the hooks read it)."""
+    def change(text: str, rel: str) -> tuple[str, str]:
+        data = edits.load_json(text, rel)
+        env = data.get("env")
+        if env is None:
+            return edits.add_member(text, (), "env", {name: value}), f"set env.{name}"
+        if not isinstance(env, dict):
+            raise InvalidInputError(f"{rel}: env is not an object: fix the file by hand")
+        if name in env:
+            return text, ("" if env[name] == value else f"kept the existing env.{name}")
+        return edits.add_member(text, ("env",), name, value), f"set env.{name}"
+    return change
 
 
 def _with_hooks(text: str, rel: str) -> tuple[str, str]:
@@ -158,14 +194,17 @@ def _with_codex_server(text: str, rel: str) -> tuple[str, str]:
     if not isinstance(servers, dict):
         raise InvalidInputError(f"{rel}: mcp_servers is not a table: fix the file by hand")
     if "dmm" in servers:
-        return text, ("" if servers["dmm"] == MCP_SERVER else "kept the existing "
-                                                               "mcp_servers.dmm")
+        have = servers["dmm"]
+        if not isinstance(have, dict) or {k: have.get(k) for k in MCP_SERVER} != MCP_SERVER:
+            return text, "kept the existing mcp_servers.dmm"
+        return text, ""
     from tomlkit.exceptions import TOMLKitError
 
     for way in (_codex_table_appended, _codex_table_edited):  # the user's bytes first
         try:
             out = way(text)
-            if edits.load_toml(out, rel).get("mcp_servers", {}).get("dmm") == MCP_SERVER:
+            if edits.load_toml(out, rel).get("mcp_servers", {}).get("dmm", {}).get(
+                    "command") == MCP_SERVER["command"]:
                 break
         except (InvalidInputError, TOMLKitError):
             continue
@@ -181,7 +220,11 @@ def _codex_table_edited(text: str) -> str:
 
     doc = tomlkit.parse(text)
     table = tomlkit.table()
-    table.update(MCP_SERVER)
+    table.update(CODEX_SERVER)
+    tools = tomlkit.table(is_super_table=True)
+    for name in READ_ONLY_TOOLS:
+        tools[name] = {"approval_mode": "approve"}
+    table["tools"] = tools
     if "mcp_servers" in doc:
         doc["mcp_servers"]["dmm"] = table
     else:

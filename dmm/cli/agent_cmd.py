@@ -49,8 +49,33 @@ def setup_cmd(ctx, agent, as_json) -> int:
                 "dmm -C <repository> mcp)")
         message("and point its instructions at .dmm/BOOT.md.")
     elif any(w.action in ("created", "updated") for w in written):
-        message("Review and commit these files so that every clone uses the same memory.")
+        message("Review and commit these files so that every clone uses the same memory"
+                + (" (not .claude/settings.local.json: it is yours)." if any(
+                    w.path.endswith("settings.local.json") for w in written) else "."))
+    _where_advice(ws, agent)
     return 0
+
+
+def _where_advice(ws, agent: str) -> None:
+    """Say what to do when the `dmm` the agent will run is not this one (a virtualenv)."""
+    from dmm.agents.where import where
+
+    found = where(ws.root)
+    if agent == "generic" or not found.mismatch:
+        return
+    message(f"note: {found.advice()}.")
+    if agent == "claude":
+        message("  The hooks use it through DMM_COMMAND in .claude/settings.local.json (your "
+                "own, uncommitted settings). For the MCP server, run once:")
+        message(f"    claude mcp add --scope local dmm -- {found.command} mcp")
+    elif agent == "codex":
+        message("  Codex starts `dmm` from PATH: install dmm where your shell finds it "
+                "(e.g. pipx install dmm), or in your own ~/.codex/config.toml set")
+        message(f'    [mcp_servers.dmm] command = "{found.command}"')
+    elif agent == "cursor":
+        message("  Cursor starts `dmm` from PATH: install dmm where it finds it, or in your own "
+                f'~/.cursor/mcp.json use "command": "{found.command}"')
+    message("  Teammates who install dmm on their PATH need none of this.")
 
 
 def _watchdog():
