@@ -57,7 +57,7 @@ def test_claude_setup_merges_and_its_hooks_run_as_written(store):
     assert "Upload size ceiling" in out.stdout and len(out.stdout) <= 9500
     start = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]][0]
     first = _run_hook(start, root, {"hook_event_name": "SessionStart", "source": "startup"})
-    assert first.returncode == 0 and "# Memory Pack" in first.stdout
+    assert first.returncode == 0 and first.stdout == ""  # this store has no baseline memory
 
 
 def test_a_failing_hook_never_blocks_the_agent(store, tmp_path):
