@@ -14,6 +14,11 @@ import pytest
 from dmm.scaffold import init
 from dmm.workspace import Workspace
 
+# as git's own test suite does: no test waits in a pager on a pseudo-terminal (the tests of the
+# pager set $PAGER themselves)
+os.environ["PAGER"] = "cat"
+os.environ.pop("DMM_PAGER", None)
+
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,

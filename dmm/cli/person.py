@@ -46,21 +46,22 @@ yes_option = click.option("--yes", "-y", "yes", is_flag=True,
                           help="Do not ask to confirm on a terminal (a person deciding).")
 
 
-def decision(describe):
+def decision(describe, has_yes: bool = False):
     """Mark a command as a person's decision. ``describe(**params)`` says what is decided
     ("approving prop_x"), or None when this use of the command decides nothing (a proposal,
     a dry run), or (what, False) to refuse agents without asking the person (a command that
-    asks them itself). Adds --yes."""
+    asks them itself). Adds --yes, unless the command has its own (``has_yes``)."""
     import functools
 
     def wrap(command):
         @functools.wraps(command)
-        def run(*args, yes: bool = False, **params):
+        def run(*args, **params):
+            yes = params.get("yes", False) if has_yes else params.pop("yes", False)
             what = describe(**params)
             if isinstance(what, tuple):
                 require_person(what[0], yes=not what[1])
             elif what:
                 require_person(what, yes=yes)
             return command(*args, **params)
-        return yes_option(run)
+        return run if has_yes else yes_option(run)
     return wrap

@@ -7,6 +7,7 @@ import time
 import click
 
 from dmm.cli.common import emit_json, json_option, message, progress_bar, workspace
+from dmm.render import count
 
 
 @click.command("reindex")
@@ -43,6 +44,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
         emit_json({"files": report.files, "memories": memories, "files_with_errors": errors,
                    "seconds": round(seconds, 3)})
     else:
-        message(f"indexed {memories} memories from {report.files} files in {seconds:.2f} s"
-                + (f"; {errors} file(s) with errors: run `dmm validate`" if errors else ""))
+        message(f"indexed {count(memories, 'memory')} from {count(report.files, 'file')} in "
+                f"{seconds:.2f} s"
+                + (f"; {count(errors, 'file')} with errors: run `dmm validate`" if errors else ""))
     return 0
