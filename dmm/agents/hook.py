@@ -63,8 +63,9 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
     if not pack.baseline and not pack.retrieved and any(
             w.startswith("another dmm is updating") for w in pack.warnings):
         return BUSY  # the cache is being rebuilt: nothing to read yet
+    # conflicts are stated as facts from pack.conflicts; the warnings' advice is for people
     notes = [w for w in pack.warnings if not w.startswith(("no memory matched", "conflicts "))
-             and "conflict(s) exist" not in w]
+             and " among these memories: " not in w]
     text = render("hook.md.j2", kind=kind, task=task, pack=pack, stats=pack.stats(),
                   notes=notes)
     return fit(text, int(cfg["hook_max_chars"]))

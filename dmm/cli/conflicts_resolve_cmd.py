@@ -126,8 +126,8 @@ def _merge_content(ctx, conflict_id: str) -> str:
 @click.pass_context
 @decision(lambda conflict_id, action, propose, auto_, dry_run, interactive, **_:
           None if propose or dry_run else ("resolving conflicts one by one", False)
-          if interactive else "resolving every conflict dates settle (--auto)" if auto_
-          else f"resolving {conflict_id} ({action})", has_yes=True)
+          if interactive else ("resolving every conflict dates settle (--auto)", False)
+          if auto_ else f"resolving {conflict_id} ({action})", has_yes=True)
 def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, clarify, reason,
                 propose, auto_, dry_run, old_min, min_confidence, yes, interactive,
                 as_json) -> int:

@@ -34,9 +34,9 @@ def require_person(what: str, *, yes: bool = False) -> None:
         raise InvalidInputError(f"{what}: not confirmed, nothing was changed")
 
 
-def proposer(given: str) -> str:
+def proposer(given: str | None) -> str | None:
     """Who a proposal is recorded as: the agent when an agent runs this dmm, whatever
-    --proposed-by says; otherwise what --proposed-by says."""
+    --proposed-by says; otherwise what --proposed-by says (None: the command decides)."""
     from dmm.agents.identity import agent_name
 
     return agent_name() or given

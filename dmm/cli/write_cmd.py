@@ -57,7 +57,7 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
 
     from dmm.cli.person import proposer
 
-    kw["proposed_by"] = proposer(kw.get("proposed_by") or "agent")  # an agent's is its own
+    kw["proposed_by"] = proposer(kw.get("proposed_by"))  # an agent's is its own
     ws = workspace(ctx)
     if not kw.get("proposed_by"):
         kw["proposed_by"] = _proposer(ws)
