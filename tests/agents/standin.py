@@ -67,9 +67,19 @@ class StandIn:
         return None
 
     def tool_results(self) -> list[str]:
-        """The text of every tool result the clients sent back, in order (for transcripts)."""
-        out = []
+        """The text of every tool result the client sent back, in order: the conversation of
+        the request that carries the most of them (each request repeats the earlier ones)."""
+        best: list[str] = []
         for body in self.requests:
+            found = self._results_in(body)
+            if len(found) > len(best):
+                best = found
+        return best
+
+    @staticmethod
+    def _results_in(body: dict) -> list[str]:
+        out = []
+        for body in [body]:
             for message in body.get("messages", []):
                 content = message.get("content")
                 if isinstance(content, list):
