@@ -121,9 +121,12 @@ def propose(ws: Workspace, *, proposed_by: str, **kw) -> dict:
 
 
 def proposal_status(ws: Workspace, proposal_id: str) -> dict:
+    """Where a proposal stands, with the PRD's WriteProposal fields."""
+    from dmm.agents.shapes import write_proposal
     from dmm.proposals.queue import status_of
 
-    return status_of(Git(ws.root), proposal_id)
+    git = Git(ws.root)
+    return write_proposal(git, status_of(git, proposal_id))
 
 
 def proposals(ws: Workspace, *, status: str = "all", limit: int = 100, offset: int = 0) -> dict:
@@ -137,7 +140,11 @@ def proposals(ws: Workspace, *, status: str = "all", limit: int = 100, offset: i
         found = closed_with(git, status)
     else:
         found = [p.to_dict() for p in open_proposals(git) if status in ("all", p.status)]
-    return {"proposals": found[offset:offset + limit], "total": len(found), "stats": stats(git)}
+    from dmm.agents.shapes import queue_stats
+
+    pending = [p.to_dict() for p in open_proposals(git) if p.status == "pending"]
+    page = [{**p, "target_path": p.get("path")} for p in found[offset:offset + limit]]
+    return {"proposals": page, "total": len(found), "stats": queue_stats(stats(git), pending)}
 
 
 def review_queue(ws: Workspace) -> dict:
@@ -170,9 +177,11 @@ def approve(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
             bypass_reviewer: bool = False) -> dict:
     from dmm.proposals.review import approve_as_person
 
+    from dmm.agents.shapes import commit_result
+
     done, notices = approve_as_person(ws, proposal_id, reviewer=reviewer, reason=reason,
                                       bypass_reviewer=bypass_reviewer)
-    return {"success": True, **done.to_dict(), "notices": notices}
+    return {**commit_result(done.to_dict()), "notices": notices}
 
 
 def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str,
@@ -282,8 +291,13 @@ def scans(ws: Workspace, limit: int = 20) -> dict:
 def conflict_stats(ws: Workspace) -> dict:
     from dmm.conflicts import service, store
 
+    from dmm.agents.shapes import conflict_stats as shaped
+
     with _cache(ws) as conn:
         data = service.stats(ws, conn)
+        open_ones, _ = service.conflicts(ws, conn, status="unresolved", limit=None,
+                                         scan=False)
+        data = shaped(data, [c.detected_at for c in open_ones])
         data["recent_scans"] = store.scans(conn, 5)
     return data
 

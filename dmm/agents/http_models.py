@@ -105,21 +105,77 @@ class ScansParams(Model):
 
 
 class ScanBody(Model):
+    """dmm's fields, or the PRD's ScanRequest (scan_type, target_memory_id, methods,
+    include_rule_extraction)."""
+
     full: bool = False
     since: str | None = Field(None, description="Scan the memories changed since this commit.")
     memory_id: str | None = Field(None, description="Scan one memory against the store.")
     methods: list[str] | None = None
+    scan_type: Literal["full", "incremental", "targeted"] | None = Field(None, description=(
+        "PRD ScanRequest: full (everything), incremental (what changed) or targeted "
+        "(target_memory_id against the store)."))
+    target_memory_id: str | None = Field(None, description="PRD ScanRequest: targeted scan.")
+    include_rule_extraction: bool = Field(False, description=(
+        "PRD ScanRequest: dmm's rules are extracted by its own analyzers on every scan; no "
+        "model is called, so this changes nothing."))
+
+    def scan_args(self) -> dict:
+        """The core scan's arguments, from either vocabulary."""
+        from dmm.errors import InvalidInputError
+
+        memory = self.memory_id or self.target_memory_id
+        if self.scan_type == "targeted" and not memory:
+            raise InvalidInputError("scan_type targeted needs target_memory_id")
+        methods = [m for m in self.methods or [] if m not in ("rule_extraction", "manual",
+                                                              "co_retrieval")] or None
+        return {"full": self.full or self.scan_type == "full", "since": self.since,
+                "memory": memory, "methods": methods}
 
 
 class ResolveBody(Model):
+    """dmm's fields, or the PRD's ResolutionRequest (conflict_id, target_memory_id,
+    merged_content, clarification, dismiss_reason, resolved_by)."""
+
     action: Literal[ACTIONS]
-    reason: str = Field(min_length=1)
+    reason: str = Field("", description="Why (required; dismiss_reason counts as one).")
     target: str | None = Field(None, description="deprecate: the memory to retire.")
     content: str | None = Field(None, description="merge: the merged memory.")
     path: str | None = Field(None, description="merge: where the merged memory goes.")
     clarifications: dict[str, str] = Field({}, description="clarify: memory id -> text.")
     propose: bool = Field(False, description=(
         "Open a proposal branch for review instead of committing (no person's token needed)."))
+    conflict_id: str | None = Field(None, description="PRD: the same id as in the path.")
+    target_memory_id: str | None = Field(None, description=(
+        "PRD: deprecate: the memory to retire; clarify: the memory the clarification is for."))
+    merged_content: str | None = Field(None, description="PRD: merge: the merged memory.")
+    clarification: str | None = Field(None, description=(
+        "PRD: clarify: the condition to add to target_memory_id."))
+    dismiss_reason: str | None = Field(None, description="PRD: dismiss: why.")
+    resolved_by: str | None = Field(None, max_length=100, description=(
+        "PRD: who resolves; the token's name is recorded instead (a person's token)."))
+
+    def request(self, conflict_id: str, who: str):
+        """The core's ResolutionRequest, from either vocabulary."""
+        from dmm.conflicts.resolver import ResolutionRequest
+        from dmm.errors import InvalidInputError
+
+        if self.conflict_id and self.conflict_id != conflict_id:
+            raise InvalidInputError(f"conflict_id {self.conflict_id} is not the conflict of "
+                                    f"the path, {conflict_id}")
+        reason = self.reason or self.dismiss_reason or ""
+        if not reason.strip():
+            raise InvalidInputError("reason is required: say why this resolves the conflict")
+        clarifications = dict(self.clarifications)
+        if self.clarification:
+            if not self.target_memory_id:
+                raise InvalidInputError("clarification needs target_memory_id: the memory "
+                                        "it is for")
+            clarifications[self.target_memory_id] = self.clarification
+        target = self.target or (self.target_memory_id if self.action == "deprecate" else None)
+        return ResolutionRequest(conflict_id, self.action, reason, target=target,
+                                 content=self.content or self.merged_content, path=self.path,
+                                 clarifications=clarifications, resolved_by=who)
 
 
 class FlagBody(Model):

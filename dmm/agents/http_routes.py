@@ -61,13 +61,8 @@ def _propose(c: Call):
 
 
 def _resolve(c: Call):
-    from dmm.conflicts.resolver import ResolutionRequest
-
-    b = c.body
-    request = ResolutionRequest(c.path["conflict_id"], b.action, b.reason, target=b.target,
-                                content=b.content, path=b.path,
-                                clarifications=dict(b.clarifications), resolved_by=c.who)
-    return calls.resolve(c.ws, request, propose=b.propose)
+    return calls.resolve(c.ws, c.body.request(c.path["conflict_id"], c.who),
+                         propose=c.body.propose)
 
 
 def _dismiss(c: Call):
@@ -160,8 +155,7 @@ OPERATIONS = [
               lambda c: calls.conflicts_of(c.ws, c.path["memory_id"]),
               "Every conflict involving one memory (id or path)."),
     Operation("POST", "/conflicts/scan",
-              lambda c: calls.scan(c.ws, full=c.body.full, since=c.body.since,
-                                   memory=c.body.memory_id, methods=c.body.methods),
+              lambda c: calls.scan(c.ws, **c.body.scan_args()),
               "Scan for conflicts (changed memories, one memory, or everything).",
               body=ScanBody),
     Operation("POST", "/conflicts/flag",
