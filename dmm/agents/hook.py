@@ -56,7 +56,9 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
         prompt = str(payload.get("prompt") or "").strip()
         if not prompt or payload.get("agent_id"):
             return ""  # nothing asked, or a subagent's turn: packs are for a person's prompts
-        pack = memory_pack(ws, prompt[:MAX_PROMPT], budget=int(cfg["hook_budget"]))
+        # the baseline came once at session start: the whole budget goes to this prompt
+        budget = int(cfg["hook_budget"]) + _baseline_tokens(ws)
+        pack = memory_pack(ws, ranking_text(prompt), budget=budget)
         if not pack.retrieved and not pack.conflicts:
             return ""  # nothing beyond the baseline, which the session already has
         kind, task = "retrieved", task_line(prompt)
@@ -71,8 +73,37 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
     return fit(text, int(cfg["hook_max_chars"]))
 
 
+def _baseline_tokens(ws: Workspace) -> int:
+    """Tokens of the baseline memories a pack always carries."""
+    from dmm.index.refresh import open_fresh
+
+    conn, _ = open_fresh(ws)
+    try:
+        row = conn.execute("SELECT coalesce(sum(tokens), 0) FROM memories WHERE scope = "
+                           "'baseline' AND status = 'active'").fetchone()
+    finally:
+        conn.close()
+    return int(row[0])
+
+
 MAX_PROMPT = 10_000  # characters of the prompt that rank the memories
 TASK_CHARS = 120  # the prompt, as the pack names it
+
+
+def ranking_text(prompt: str) -> str:
+    """What ranks the memories for a prompt: its prose. A question with a pasted traceback,
+    log or code would rank by the paste's hundreds of words, where the question's few are
+    lost (no memory then reaches the relevance floor): indented lines and fenced blocks are
+    left out when the rest says anything, and at most MAX_PROMPT characters count."""
+    prose, fenced = [], False
+    for line in prompt.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if not fenced and line.strip() and not line.startswith((" ", "\t")):
+            prose.append(line.strip())
+    text = " ".join(prose)
+    return (text if len(text.split()) >= 3 else prompt)[:MAX_PROMPT]
 
 
 def task_line(prompt: str) -> str:
