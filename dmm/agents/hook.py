@@ -75,9 +75,9 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
 
 def _baseline_tokens(ws: Workspace) -> int:
     """Tokens of the baseline memories a pack always carries."""
-    from dmm.index.refresh import open_fresh
+    from dmm.query.run import open_cache
 
-    conn, _ = open_fresh(ws)
+    conn, _ = open_cache(ws)  # the cache as it is when another dmm holds it
     try:
         row = conn.execute("SELECT coalesce(sum(tokens), 0) FROM memories WHERE scope = "
                            "'baseline' AND status = 'active'").fetchone()

@@ -16,7 +16,7 @@ from dmm.workspace import Workspace
 MAX_BUDGET = 1_000_000  # tokens: far beyond any context window, and safe for SQLite integers
 
 
-def _open_cache(ws: Workspace) -> tuple[sqlite3.Connection, bool]:
+def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, bool]:
     """The fresh cache (False), or, when impatient (an agent's hook) and another dmm holds it,
     the cache as it is (True)."""
     try:
@@ -47,7 +47,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                        tags=tuple(t.strip() for t in tags if t.strip()),
                        all_tags=tuple(t.strip() for t in all_tags if t.strip()),
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
-    conn, stale = _open_cache(ws)
+    conn, stale = open_cache(ws)
     try:
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir)
