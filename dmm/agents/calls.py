@@ -244,8 +244,12 @@ def conflicts(ws: Workspace, *, status: str = "unresolved", type_: str | None = 
         ids = [_id_in(ws, conn, memory)] if memory else None
         found, total = service.conflicts(ws, conn, ids, status=status, type_=type_,
                                          min_confidence=min_confidence, limit=limit)
-        return {"conflicts": [c.to_dict() for c in found], "total": total,
-                "stats": service.stats(ws, conn)}
+        from dmm.agents import shapes
+
+        opened, _ = service.conflicts(ws, conn, status="unresolved", scan=False)
+        return {"conflicts": [shapes.conflict(c.to_dict()) for c in found], "total": total,
+                "stats": shapes.conflict_stats(service.stats(ws, conn, scan=False),
+                                               [c.detected_at for c in opened])}
 
 
 def _id_in(ws: Workspace, conn: sqlite3.Connection, key: str) -> str:
@@ -257,8 +261,10 @@ def _id_in(ws: Workspace, conn: sqlite3.Connection, key: str) -> str:
 def conflict(ws: Workspace, conflict_id: str) -> dict:
     from dmm.conflicts import service
 
+    from dmm.agents.shapes import conflict as shaped
+
     with _cache(ws) as conn:
-        return service.one(ws, conn, conflict_id).to_dict()
+        return shaped(service.one(ws, conn, conflict_id).to_dict())
 
 
 def conflicts_of(ws: Workspace, key: str) -> dict:
@@ -267,7 +273,9 @@ def conflicts_of(ws: Workspace, key: str) -> dict:
 
     with _cache(ws) as conn:
         found, total = service.conflicts(ws, conn, [_id_in(ws, conn, key)], status="all")
-    return {"conflicts": [c.to_dict() for c in found], "total": total}
+    from dmm.agents.shapes import conflict as shaped
+
+    return {"conflicts": [shaped(c.to_dict()) for c in found], "total": total}
 
 
 def scan(ws: Workspace, *, full: bool = False, since: str | None = None,
@@ -308,7 +316,9 @@ def check(ws: Workspace, ids: list[str]) -> dict:
 
     with _cache(ws) as conn:
         found = find(ws, conn, list(ids))
-    return {"has_conflicts": bool(found), "conflicts": [c.to_dict() for c in found]}
+    from dmm.agents.shapes import conflict as shaped
+
+    return {"has_conflicts": bool(found), "conflicts": [shaped(c.to_dict()) for c in found]}
 
 
 def check_content(ws: Workspace, content: str, path: str | None = None) -> dict:

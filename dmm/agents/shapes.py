@@ -76,3 +76,15 @@ def conflict_stats(stats: dict, unresolved_dates: list[str]) -> dict:
             "dismissed": by_status.get("dismissed", 0),
             "avg_confidence": stats.get("average_confidence", 0.0),
             "oldest_unresolved": min((d for d in unresolved_dates if d), default=None)}
+
+
+def conflict(data: dict) -> dict:
+    """A conflict as the PRD's Conflict: its resolution fields from the committed decision."""
+    decision = data.get("decision") or {}
+    decided = data.get("status") in ("resolved", "dismissed", "deferred")
+    return {**data, "resolved_at": decision.get("at") if decided else None,
+            "resolution_action": decision.get("action") or (
+                "dismiss" if data.get("status") == "dismissed" else None),
+            "resolution_target": decision.get("target"),
+            "resolution_reason": decision.get("reason"),
+            "resolved_by": decision.get("by"), "scan_id": None}

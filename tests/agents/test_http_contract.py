@@ -140,3 +140,61 @@ def test_the_openapi_document_describes_the_prd_fields(served):
     assert {"conflict_id", "target_memory_id", "merged_content", "clarification",
             "dismiss_reason", "resolved_by"} <= set(schemas["ResolveBody"]["properties"])
     assert json.dumps(doc)  # serialisable
+
+
+CONFLICT = {"conflict_id": S, "memories": L, "type": S, "detection_method": S,
+            "confidence": (F, I), "description": S, "evidence": S, "status": S,
+            "detected_at": S, "resolved_at": (S, N), "resolution_action": (S, N),
+            "resolution_target": (S, N), "resolution_reason": (S, N), "resolved_by": (S, N),
+            "scan_id": (S, N)}
+MEMORY_STATS = {"memory_id": S, "path": S, "total_retrievals": I, "total_inclusions": I,
+                "inclusion_rate": (F, I), "avg_relevance_score": (F, I),
+                "last_retrieved_at": (S, N), "days_since_last_retrieval": (I, N)}
+QUERY_RECORD = {"query_id": (S, I), "query_text": S, "timestamp": S, "budget": I,
+                "tokens_used": I, "memories_returned": I, "baseline_count": I,
+                "retrieved_count": I, "duration_ms": I}
+
+
+def test_every_other_prd_endpoint_answers_in_its_shape(served):
+    assert served.post("/conflicts/scan", {"scan_type": "full"}, token="alice")[0] == 200
+    status, listed = served.get("/conflicts", token="alice")
+    assert status == 200 and listed["total"] >= 1
+    shaped(listed["stats"], CONFLICT_STATS, "GET /conflicts stats")
+    for c in listed["conflicts"]:
+        shaped(c, CONFLICT, "GET /conflicts")
+    cid = listed["conflicts"][0]["conflict_id"]
+    shaped(served.get(f"/conflicts/{cid}", token="alice")[1], CONFLICT, "GET /conflicts/{id}")
+    status, of = served.get(f"/conflicts/memory/{OLD_LIMIT}", token="alice")
+    assert status == 200 and isinstance(of["total"], int)
+    status, checked = served.post("/conflicts/check", {"memory_ids": [OLD_LIMIT]},
+                                  token="alice")
+    assert checked["has_conflicts"] is True
+    shaped(checked["conflicts"][0], CONFLICT, "POST /conflicts/check")
+    status, draft = served.post("/conflicts/check-content", {"content": GOOD,
+                                                             "path": "project/x.md"},
+                                token="alice")
+    assert status == 200 and isinstance(draft["potential_conflicts"], list)
+    assert all({"path", "similarity"} <= set(s) for s in draft["similar_memories"])
+    status, scans = served.get("/conflicts/scans", token="alice")
+    assert isinstance(scans["total"], int)
+    for scan in scans["scans"]:
+        shaped(scan, SCAN_RESULT, "GET /conflicts/scans")
+    status, flagged = served.post("/conflicts/flag", {"memory_ids": [OLD_LIMIT, NEW_LIMIT],
+                                                      "description": "two ceilings"},
+                                  token="alice")
+    assert status in (200, 201) and isinstance(flagged["created"], bool), flagged
+    status, dismissed = served.post(f"/conflicts/{flagged['conflict_id']}/dismiss",
+                                    {"reason": "two services"}, token="alice")
+    assert status == 200, dismissed
+    shaped(dismissed, RESOLUTION_RESULT, "POST /conflicts/{id}/dismiss")
+    # usage: a query first, so that there is something to count
+    assert served.post("/query", {"query": "upload size ceiling"}, token="alice")[0] == 200
+    status, usage = served.get(f"/usage/memory/{NEW_LIMIT}", token="alice")
+    assert status == 200, usage
+    shaped(usage, MEMORY_STATS, "GET /usage/memory")
+    status, memories = served.get("/usage/memories", token="alice")
+    shaped(memories["memories"][0], MEMORY_STATS, "GET /usage/memories")
+    status, queries = served.get("/usage/queries", token="alice")
+    shaped(queries["queries"][0], QUERY_RECORD, "GET /usage/queries")
+    status, batch = served.post("/review/process-batch", {}, token="alice")
+    assert status == 200 and isinstance(batch["processed"], int)
