@@ -44,7 +44,8 @@ _PROPOSAL_ID = {"type": "string", "pattern": "^prop_[0-9]{8}_[0-9]{6}_[0-9a-f]{4
 _CONTENT = {"type": "string", "minLength": 1, "maxLength": 1_048_576, "description": (
     "The whole memory file: YAML frontmatter between '---' lines with tags (1-10), priority "
     "(0.0-1.0) and confidence (experimental, active, stable), then '# Title' and the text. "
-    "dmm fills in id, scope, status and created.")}
+    "id, scope, status and created may be left out: a new memory gets them, an update keeps "
+    "the memory's own.")}
 _PATCH = {"type": "string", "minLength": 1, "maxLength": 1_048_576, "description": (
     "update only, instead of content: a unified diff of the memory file (diff -u, git diff). "
     "Hunks are placed by their context lines, as patch does; line numbers may be off.")}

@@ -164,3 +164,22 @@ def test_an_unknown_memory_resource_keeps_dmms_message(store):
 
     said = session(store, calls)
     assert "no memory with id or path" in said and "dmm status" in said
+
+
+def test_an_update_keeps_the_memorys_identity_when_the_content_leaves_it_out(store):
+    from tests.conftest import git
+
+    new = ("---\ntags: [uploads, limits]\npriority: 0.6\nconfidence: active\n---\n\n# Upload "
+           "size ceiling of the gateway\n\nThe ceiling is 100,000,000 bytes since the storage "
+           "move. Uploads above it are refused with status 413. Why: the new bucket allows it.\n")
+
+    async def calls(client):
+        return await client.call_tool("memory_propose", {
+            "type": "update", "path": "project/limit_new.md", "reason": "raised",
+            "content": new})
+
+    made = session(store, calls).structured_content
+    assert made["success"], made
+    text = git(store.root, "show", f"dmm/proposals/{made['proposal_id']}:"
+                                   ".dmm/memory/project/limit_new.md")
+    assert f"id: {NEW_LIMIT}" in text and "scope: project" in text and "100,000,000" in text
