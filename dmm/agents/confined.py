@@ -14,7 +14,6 @@ IO boundary: files under the repository root, read without blocking, written ato
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from dmm.errors import InvalidInputError
@@ -45,25 +44,17 @@ def real_path(root: Path, rel: str) -> Path:
 def read_text(path: Path, rel: str) -> str | None:
     """The UTF-8 text of ``path`` (already resolved), or None when it does not exist. A FIFO,
     a device, a folder, a file over MAX_BYTES or one that is not UTF-8 is refused."""
+    from dmm.fsutil import UnreadableFile, read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
+        raw = read_regular(path, MAX_BYTES)
     except FileNotFoundError:
         return None
+    except UnreadableFile as exc:
+        raise InvalidInputError(f"{rel} is not a file dmm agent setup will read or replace: "
+                                f"{exc}", hint="remove it, then run setup again") from None
     except OSError as exc:
         raise InvalidInputError(f"{rel} cannot be opened: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInputError(f"{rel} is not a regular file (a FIFO, device or folder): "
-                                    "dmm agent setup will not read or replace it",
-                                    hint="remove it, then run setup again")
-        if info.st_size > MAX_BYTES:
-            raise InvalidInputError(f"{rel} is larger than {MAX_BYTES} bytes: not a settings "
-                                    "file dmm will edit")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
