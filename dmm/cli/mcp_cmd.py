@@ -20,7 +20,7 @@ def command(ctx: click.Context) -> int:
     Example (what an MCP client runs):
       dmm -C ~/src/shop mcp
     """
-    from dmm.agents.mcp_server import build_server
+    from dmm.agents.mcp_stdio import serve
 
-    build_server(workspace(ctx)).run("stdio")
+    serve(workspace(ctx))
     return 0
