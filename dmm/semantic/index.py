@@ -1,0 +1,168 @@
+"""The semantic index in memory: every passage vector of the store, and the query against it.
+
+Lives in long-lived processes (the background process, `dmm mcp`, `dmm serve`) and in
+`dmm reindex` / `dmm conflicts scan`. ``sync`` brings it up to date with the memory cache:
+memories whose text changed since the last sync are looked up in the vector cache
+(``vectors.py``) and embedded only if no vector was ever computed for that text, in batches,
+each stored at once, so a killed build keeps what it did. ``similarity`` scores the memories
+for a task (cosine of each memory's best passage).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from dmm.semantic import chunks, model, vectors
+
+Progress = Callable[[int, int], None]
+BATCH_MEMORIES = 32  # embedded, then stored in one transaction
+
+
+class SemanticIndex:
+    """Vectors of one store's memories. Thread-safe: one sync at a time, reads at any time."""
+
+    def __init__(self, index_dir: Path | None, threads: int = 1) -> None:
+        self.index_dir = index_dir
+        self.threads = threads
+        self._sync_lock = threading.Lock()
+        self._keys: dict[str, str] = {}  # memory digest -> text key
+        self._vecs: dict[str, object] = {}  # text key -> (n, DIM) float32 array
+        self._docs: dict[int, str] = {}  # cache doc -> text key, at the last sync
+        self._matrix = None  # all passage vectors, stacked
+        self._rows = None  # for each row of the matrix, its doc
+        self.pending = 0  # memories still to embed in the sync under way
+        self.ready = False  # every memory of the last sync has vectors
+        self.generation: str | None = None
+        self.last_sync_s = 0.0
+
+    # -- building ---------------------------------------------------------------------------
+
+    def sync(self, conn: sqlite3.Connection, progress: Progress | None = None) -> int:
+        """Embed what changed in the memory cache ``conn`` since the last sync; returns the
+        number of memories embedded. Raises model.ModelUnavailable if it needs the model and
+        cannot load it."""
+        with self._sync_lock:
+            started = time.perf_counter()
+            row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            generation = row[0] if row else ""
+            if self.ready and generation == self.generation:
+                return 0
+            rows = conn.execute("SELECT doc, digest FROM memories").fetchall()
+            new = [(doc, digest) for doc, digest in rows if digest not in self._keys]
+            for start in range(0, len(new), 500):
+                part = dict(new[start:start + 500])
+                marks = ",".join("?" * len(part))
+                for doc, title, body in conn.execute(
+                        "SELECT m.doc, m.title, b.body FROM memories m JOIN bodies b "
+                        f"ON b.doc = m.doc WHERE m.doc IN ({marks})", list(part)):
+                    self._keys[part[doc]] = chunks.text_key(model.MODEL_ID, title, body)
+            docs = {doc: self._keys[digest] for doc, digest in rows}
+            embedded = self._fill(conn, docs, progress)
+            live = set(docs.values())
+            for key in [k for k in self._vecs if k not in live]:
+                del self._vecs[key]
+            self._keys = {d: k for d, k in self._keys.items() if k in live}
+            self._docs = docs
+            self._stack()
+            self.generation = generation
+            self.ready = True
+            self.last_sync_s = time.perf_counter() - started
+            return embedded
+
+    def _fill(self, conn: sqlite3.Connection, docs: dict[int, str],
+              progress: Progress | None) -> int:
+        import numpy as np
+
+        missing = sorted({k for k in docs.values() if k not in self._vecs})
+        if not missing:
+            return 0
+        store = vectors.connect(self.index_dir)
+        try:
+            for key, (n, blob) in vectors.known(store, missing).items():
+                self._vecs[key] = np.frombuffer(blob, dtype=np.float16).reshape(
+                    n, model.DIMENSION).astype(np.float32)
+            todo = [k for k in missing if k not in self._vecs]
+            self.pending = len(todo)
+            if not todo:
+                return 0
+            by_key = {k: d for d, k in docs.items()}
+            net = model.load(self.threads)
+            for start in range(0, len(todo), BATCH_MEMORIES):
+                keys = todo[start:start + BATCH_MEMORIES]
+                texts, counts = [], []
+                for key, (title, body) in zip(keys, self._texts(conn, [by_key[k] for k in keys])):
+                    parts = chunks.passages(title, body)
+                    texts += parts
+                    counts.append(len(parts))
+                vecs = net.embed(texts)
+                rows, at = [], 0
+                for key, n in zip(keys, counts):
+                    self._vecs[key] = vecs[at:at + n]
+                    rows.append((key, n, vecs[at:at + n].astype(np.float16).tobytes()))
+                    at += n
+                vectors.store(store, rows)
+                self.pending = len(todo) - start - len(keys)
+                if progress:
+                    progress(start + len(keys), len(todo))
+            return len(todo)
+        finally:
+            store.close()
+            self.pending = 0
+
+    @staticmethod
+    def _texts(conn: sqlite3.Connection, docs: list[int]) -> list[tuple[str, str]]:
+        marks = ",".join("?" * len(docs))
+        found = {doc: (title, body) for doc, title, body in conn.execute(
+            "SELECT m.doc, m.title, b.body FROM memories m JOIN bodies b ON b.doc = m.doc "
+            f"WHERE m.doc IN ({marks})", docs)}
+        return [found.get(doc, ("", "")) for doc in docs]
+
+    def _stack(self) -> None:
+        import numpy as np
+
+        parts, rows = [], []
+        for doc, key in self._docs.items():
+            vec = self._vecs.get(key)
+            if vec is not None:
+                parts.append(vec)
+                rows.append(np.full(len(vec), doc, dtype=np.int64))
+        if parts:
+            self._matrix = np.vstack(parts)
+            self._rows = np.concatenate(rows)
+        else:
+            self._matrix = np.zeros((0, model.DIMENSION), dtype=np.float32)
+            self._rows = np.zeros(0, dtype=np.int64)
+
+    def prune(self) -> int:
+        """Drop stored vectors that no memory of the last sync uses (after a full sync)."""
+        store = vectors.connect(self.index_dir)
+        try:
+            return vectors.prune(store, set(self._docs.values()))
+        finally:
+            store.close()
+
+    # -- asking -----------------------------------------------------------------------------
+
+    def similarity(self, text: str) -> dict[int, float]:
+        """Cosine of ``text`` with each memory's best passage, for every indexed memory."""
+        import numpy as np
+
+        matrix, rows = self._matrix, self._rows
+        if matrix is None or not len(matrix):
+            return {}
+        query = model.load(self.threads).embed([text])[0]
+        sims = matrix @ query
+        order = np.lexsort((-sims, rows))  # by doc, best passage first
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = rows[order][1:] != rows[order][:-1]
+        best = order[first]
+        return dict(zip(rows[best].tolist(), sims[best].tolist()))
+
+    def vectors_of(self, docs: list[int]):
+        """The passage vectors of each of ``docs`` (those indexed)."""
+        return {d: self._vecs[self._docs[d]] for d in docs
+                if d in self._docs and self._docs[d] in self._vecs}
