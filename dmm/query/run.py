@@ -35,8 +35,13 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
     conn, _ = open_fresh(ws)
     try:
+        from dmm.semantic import service  # light: the model loads only in long-lived processes
+
+        index, note = service.for_query(ws, conn)
         with db.snapshot(conn):
-            pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir)
+            pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
+        if note:
+            pack.notes.append(note)
     finally:
         conn.close()
     if ws.config["usage"]["enabled"]:

@@ -34,7 +34,7 @@ class SemanticIndex:
         self._docs: dict[int, str] = {}  # cache doc -> text key, at the last sync
         self._matrix = None  # all passage vectors, stacked
         self._rows = None  # for each row of the matrix, its doc
-        self.pending = 0  # memories still to embed in the sync under way
+        self.pending: int | None = 0  # memories still to embed (None: not yet known)
         self.ready = False  # every memory of the last sync has vectors
         self.generation: str | None = None
         self.last_sync_s = 0.0
@@ -51,6 +51,7 @@ class SemanticIndex:
             generation = row[0] if row else ""
             if self.ready and generation == self.generation:
                 return 0
+            self.pending = None
             rows = conn.execute("SELECT doc, digest FROM memories").fetchall()
             new = [(doc, digest) for doc, digest in rows if digest not in self._keys]
             for start in range(0, len(new), 500):
@@ -79,14 +80,16 @@ class SemanticIndex:
 
         missing = sorted({k for k in docs.values() if k not in self._vecs})
         if not missing:
+            self.pending = 0
             return 0
         store = vectors.connect(self.index_dir)
         try:
-            for key, (n, blob) in vectors.known(store, missing).items():
+            stored = vectors.keys(store, missing)
+            todo = [k for k in missing if k not in stored]
+            self.pending = len(todo)
+            for key, (n, blob) in vectors.known(store, sorted(stored)).items():
                 self._vecs[key] = np.frombuffer(blob, dtype=np.float16).reshape(
                     n, model.DIMENSION).astype(np.float32)
-            todo = [k for k in missing if k not in self._vecs]
-            self.pending = len(todo)
             if not todo:
                 return 0
             by_key = {k: d for d, k in docs.items()}

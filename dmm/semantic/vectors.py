@@ -55,6 +55,17 @@ def connect(index_dir: Path | None) -> sqlite3.Connection:
     raise sqlite3.DatabaseError(f"cannot open the semantic index at {path}")
 
 
+def keys(conn: sqlite3.Connection, wanted: list[str]) -> set[str]:
+    """Which of ``wanted`` have vectors (a look at the primary key only: fast)."""
+    out: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        marks = ",".join("?" * len(part))
+        out.update(k for (k,) in conn.execute(
+            f"SELECT key FROM vectors WHERE key IN ({marks})", part))
+    return out
+
+
 def known(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[int, bytes]]:
     out: dict[str, tuple[int, bytes]] = {}
     for start in range(0, len(keys), 500):
