@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from dmm.index import db
 from dmm.semantic import chunks, model, vectors
 
 Progress = Callable[[int, int], None]
@@ -52,17 +53,25 @@ class SemanticIndex:
             if self.ready and generation == self.generation:
                 return 0
             self.pending = None
-            rows = conn.execute("SELECT doc, digest FROM memories").fetchall()
-            new = [(doc, digest) for doc, digest in rows if digest not in self._keys]
-            for start in range(0, len(new), 500):
-                part = dict(new[start:start + 500])
-                marks = ",".join("?" * len(part))
-                for doc, title, body in conn.execute(
-                        "SELECT m.doc, m.title, b.body FROM memories m JOIN bodies b "
-                        f"ON b.doc = m.doc WHERE m.doc IN ({marks})", list(part)):
-                    self._keys[part[doc]] = chunks.text_key(model.MODEL_ID, title, body)
-            docs = {doc: self._keys[digest] for doc, digest in rows}
-            embedded = self._fill(conn, docs, progress)
+            texts: dict[str, tuple[str, str]] = {}
+            with db.snapshot(conn):  # doc numbers and texts from one state of the cache
+                row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+                generation = row[0] if row else ""
+                rows = conn.execute("SELECT doc, digest FROM memories").fetchall()
+                new = dict((doc, digest) for doc, digest in rows if digest not in self._keys)
+                for doc, title, body in self._texts(conn, list(new)):
+                    key = chunks.text_key(model.MODEL_ID, title, body)
+                    self._keys[new[doc]] = key
+                    if key not in self._vecs:
+                        texts[key] = (title, body)
+                # memories known from an earlier sync whose vectors never came (it failed)
+                again = [doc for doc, digest in rows if digest in self._keys
+                         and self._keys[digest] not in self._vecs
+                         and self._keys[digest] not in texts]
+                for doc, title, body in self._texts(conn, again):
+                    texts[chunks.text_key(model.MODEL_ID, title, body)] = (title, body)
+            docs = {doc: self._keys[digest] for doc, digest in rows if digest in self._keys}
+            embedded = self._fill(docs, texts, progress)
             live = set(docs.values())
             for key in [k for k in self._vecs if k not in live]:
                 del self._vecs[key]
@@ -74,7 +83,7 @@ class SemanticIndex:
             self.last_sync_s = time.perf_counter() - started
             return embedded
 
-    def _fill(self, conn: sqlite3.Connection, docs: dict[int, str],
+    def _fill(self, docs: dict[int, str], texts: dict[str, tuple[str, str]],
               progress: Progress | None) -> int:
         import numpy as np
 
@@ -85,23 +94,22 @@ class SemanticIndex:
         store = vectors.connect(self.index_dir)
         try:
             stored = vectors.keys(store, missing)
-            todo = [k for k in missing if k not in stored]
+            todo = [k for k in missing if k not in stored and k in texts]
             self.pending = len(todo)
             for key, (n, blob) in vectors.known(store, sorted(stored)).items():
                 self._vecs[key] = np.frombuffer(blob, dtype=np.float16).reshape(
                     n, model.DIMENSION).astype(np.float32)
             if not todo:
                 return 0
-            by_key = {k: d for d, k in docs.items()}
             net = model.load(self.threads)
             for start in range(0, len(todo), BATCH_MEMORIES):
                 keys = todo[start:start + BATCH_MEMORIES]
-                texts, counts = [], []
-                for key, (title, body) in zip(keys, self._texts(conn, [by_key[k] for k in keys])):
-                    parts = chunks.passages(title, body)
-                    texts += parts
+                batch, counts = [], []
+                for key in keys:
+                    parts = chunks.passages(*texts[key])
+                    batch += parts
                     counts.append(len(parts))
-                vecs = net.embed(texts)
+                vecs = net.embed(batch)
                 rows, at = [], 0
                 for key, n in zip(keys, counts):
                     self._vecs[key] = vecs[at:at + n]
@@ -117,12 +125,14 @@ class SemanticIndex:
             self.pending = 0
 
     @staticmethod
-    def _texts(conn: sqlite3.Connection, docs: list[int]) -> list[tuple[str, str]]:
-        marks = ",".join("?" * len(docs))
-        found = {doc: (title, body) for doc, title, body in conn.execute(
-            "SELECT m.doc, m.title, b.body FROM memories m JOIN bodies b ON b.doc = m.doc "
-            f"WHERE m.doc IN ({marks})", docs)}
-        return [found.get(doc, ("", "")) for doc in docs]
+    def _texts(conn: sqlite3.Connection, docs: list[int]) -> list[tuple[int, str, str]]:
+        out = []
+        for start in range(0, len(docs), 500):
+            part = docs[start:start + 500]
+            marks = ",".join("?" * len(part))
+            out += conn.execute("SELECT m.doc, m.title, b.body FROM memories m JOIN bodies b "
+                                f"ON b.doc = m.doc WHERE m.doc IN ({marks})", part).fetchall()
+        return out
 
     def _stack(self) -> None:
         import numpy as np

@@ -10,6 +10,7 @@ embedded before the answer (well under a second each).
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sqlite3
 import threading
@@ -23,6 +24,8 @@ from dmm.semantic.index import SemanticIndex
 # answered by words meanwhile.
 WAIT_FOR_MEMORIES = 150
 WAIT_S = 20.0
+# How long this request may wait for such a build (a hook waits less than `dmm query`).
+WAIT: contextvars.ContextVar[float] = contextvars.ContextVar("wait", default=WAIT_S)
 
 _enabled = False
 _lock = threading.Lock()
@@ -76,8 +79,8 @@ def _sync(ws, key: Path | None) -> None:
         _failed.pop(key, None)
     except model.ModelUnavailable as exc:
         _failed[key] = str(exc)
-    except (sqlite3.Error, OSError) as exc:
-        _failed[key] = f"the semantic index could not be built: {exc}"
+    except Exception as exc:  # noqa: BLE001 - said in the next answer's note, never a crash
+        _failed[key] = f"the semantic index could not be built ({type(exc).__name__}: {exc})"
 
 
 def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str | None]:
@@ -97,7 +100,7 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
     if index.ready and index.generation == (row[0] if row else ""):
         return index, None
     thread = start_sync(ws)
-    deadline = time.monotonic() + WAIT_S
+    deadline = time.monotonic() + WAIT.get()
     while thread is not None and thread.is_alive() and time.monotonic() < deadline:
         if index.pending is not None and index.pending > WAIT_FOR_MEMORIES:
             break  # a long build: answer by words now, with a note
