@@ -21,6 +21,9 @@ def command(ctx: click.Context) -> int:
       dmm -C ~/src/shop mcp
     """
     from dmm.agents.mcp_server import build_server
+    from dmm.semantic import service
 
-    build_server(workspace(ctx)).run("stdio")
+    ws = workspace(ctx)
+    service.serve(ws)  # a long-lived process: it ranks by meaning too (docs/semantic.md)
+    build_server(ws).run("stdio")
     return 0

@@ -103,7 +103,9 @@ class Daemon:
             pass
 
     def _watch(self) -> None:
-        idle_s = 60.0 * float(self._config()["idle_minutes"])
+        # DMM_SEMANTIC_IDLE_S: seconds instead of the setting's minutes (the life-cycle tests)
+        idle_s = float(os.environ.get("DMM_SEMANTIC_IDLE_S")
+                       or 60.0 * float(self._config()["idle_minutes"]))
         while not self.stopping.wait(CHECK_EVERY_S):
             try:
                 same = os.stat(self.index_dir / client.SOCKET).st_ino == self.inode

@@ -112,3 +112,11 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
                       "ranked by words only until it is ready")
     return (index, None) if index.ready else (None, "the semantic index is not ready: "
                                               "ranked by words only")
+
+
+def serve(ws) -> None:
+    """Called by a long-lived process at start: rank by meaning from now on, and start
+    building the store's index in the background (the process answers by words meanwhile)."""
+    enable()
+    if ws.config["semantic"]["enabled"] and model.unavailable() is None:
+        start_sync(ws)
