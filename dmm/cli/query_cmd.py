@@ -8,7 +8,7 @@ import click
 
 from dmm.cli.common import emit_json, json_option, message, workspace
 from dmm.memory.model import SCOPES
-from dmm.query.run import MAX_BUDGET
+from dmm.query import MAX_BUDGET
 
 
 @click.command("query")

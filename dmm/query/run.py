@@ -10,10 +10,10 @@ from dmm.errors import InvalidInputError
 from dmm.index import db
 from dmm.index.refresh import open_fresh
 from dmm.memory.model import SCOPES
+from dmm.query import MAX_BUDGET
 from dmm.query.pack import Pack, PackOptions, build_pack
 from dmm.workspace import Workspace
 
-MAX_BUDGET = 1_000_000  # tokens: far beyond any context window, and safe for SQLite integers
 
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,

@@ -120,3 +120,24 @@ def serve(ws) -> None:
     enable()
     if ws.config["semantic"]["enabled"] and model.unavailable() is None:
         start_sync(ws)
+
+
+def build_now(ws, conn: sqlite3.Connection, progress=None) -> tuple[int | None, str | None]:
+    """Bring the semantic index of ``ws`` up to date in this process (`dmm reindex`):
+    (memories embedded, None), or (None, why not). Vectors no memory uses any more are
+    dropped from the cache."""
+    from dmm.index import db
+
+    if not ws.config["semantic"]["enabled"] or model.switched_off():
+        return None, None
+    why = model.unavailable()
+    if why:
+        return None, why
+    index = SemanticIndex(ws.index_dir if db.usable(ws.index_dir) else None,
+                          threads=min(2, os.cpu_count() or 1))
+    try:
+        embedded = index.sync(conn, progress)
+    except model.ModelUnavailable as exc:
+        return None, str(exc)
+    index.prune()
+    return embedded, None
