@@ -67,7 +67,7 @@ def evidence(store: Path, queries: list[dict]) -> list[dict]:
         shutil.copytree(store, memdir, dirs_exist_ok=True)
         ws = Workspace(tmp)
         conn, _ = open_fresh(ws)
-        cfg = dict(ws.config["query"], min_relevance=0.0)
+        cfg = ws.config["query"]
         where, params = _candidate_filter(PackOptions(budget=100000))
         cand = {doc: (mid, (1 - cfg["priority_weight"] + cfg["priority_weight"] * pri)
                       * CONFIDENCE_FACTOR.get(conf, 1.0))
@@ -91,8 +91,9 @@ def evidence(store: Path, queries: list[dict]) -> list[dict]:
 def ranking(task: dict, weight: float, floor: float, ceiling: float,
             min_relevance: float = 0.05) -> list[str]:
     fused = fusion.fuse(task["lex"], task["cos"], weight, floor, ceiling)
-    scored = [(f * task["cand"][d][1], task["cand"][d][0]) for d, (f, _) in fused.items()
-              if f >= min_relevance * (1 - weight if weight < 1 else 1) and d in task["cand"]]
+    scored = [(f * task["cand"][d][1], task["cand"][d][0]) for d, (f, ev) in fused.items()
+              if (f >= min_relevance or ev.lexical >= min_relevance) and d in task["cand"]
+              and (ev.cosine is None or ev.cosine >= floor or ev.lexical > 0)]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return [mid for _, mid in scored]
 

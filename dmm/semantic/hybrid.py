@@ -18,26 +18,28 @@ from dmm.semantic.index import SemanticIndex
 def hybrid_rank(conn: sqlite3.Connection, task: str, where: str, params: list, cfg: dict,
                 index: SemanticIndex) -> tuple[list[Ranked], dict[int, fuse.Evidence]]:
     floor = float(cfg["min_relevance"])
-    lexical = {r.doc: r for r in rank(conn, task, where, params, dict(cfg, min_relevance=0.0))}
-    cosines = index.similarity(task)
+    lexical = {r.doc: r for r in rank(conn, task, where, params, cfg)}
+    # below the floor the cosine adds nothing: those memories come by words or not at all
+    cosines = index.similarity(task, min_cosine=fuse.FLOOR)
     fused = fuse.fuse({d: r.relevance for d, r in lexical.items()}, cosines)
-    keep = {d for d, (f, ev) in fused.items() if f >= floor or ev.lexical >= floor}
-    if not keep:
-        return [], {}
-    rows: dict[int, tuple] = {}
-    docs = sorted(keep)
-    for start in range(0, len(docs), 500):
-        part = docs[start:start + 500]
-        marks = ",".join("?" * len(part))
-        for doc, path, priority, confidence, tokens in conn.execute(
-                f"SELECT m.doc, m.path, m.priority, m.confidence, m.tokens FROM memories m "
-                f"WHERE m.doc IN ({marks}) AND {where}", [*part, *params]):
-            rows[doc] = (path, priority, confidence, tokens)
+    # a lexical row's priority and confidence factor is its score over its relevance; the
+    # memories found by meaning alone (few: above the floor) are read here
+    factor = {d: r.score / r.relevance for d, r in lexical.items() if r.relevance > 0}
+    tokens = {d: r.tokens for d, r in lexical.items()}
+    extra = sorted(d for d, (f, _) in fused.items() if d not in lexical and f >= floor)
     pw = float(cfg["priority_weight"])
+    for start in range(0, len(extra), 500):
+        part = extra[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for doc, priority, confidence, size in conn.execute(
+                f"SELECT m.doc, m.priority, m.confidence, m.tokens FROM memories m "
+                f"WHERE m.doc IN ({marks}) AND {where}", [*part, *params]):
+            factor[doc] = (1 - pw + pw * priority) * CONFIDENCE_FACTOR.get(confidence, 1.0)
+            tokens[doc] = size
     ranked = []
-    for doc, (path, priority, confidence, tokens) in rows.items():
-        relevance = min(1.0, fused[doc][0])
-        score = relevance * (1 - pw + pw * priority) * CONFIDENCE_FACTOR.get(confidence, 1.0)
-        ranked.append((Ranked(doc, relevance, score, tokens), path))
-    ranked.sort(key=lambda rp: (-rp[0].score, rp[1]))
-    return [r for r, _ in ranked], {d: fused[d][1] for d in rows}
+    for doc, (relevance, _) in fused.items():
+        if doc in factor and (relevance >= floor or doc in lexical):
+            relevance = min(1.0, relevance)
+            ranked.append(Ranked(doc, relevance, relevance * factor[doc], tokens[doc]))
+    ranked.sort(key=lambda r: (-r.score, r.doc))
+    return ranked, {r.doc: fused[r.doc][1] for r in ranked}

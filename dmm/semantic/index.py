@@ -34,7 +34,8 @@ class SemanticIndex:
         self._vecs: dict[str, object] = {}  # text key -> (n, DIM) float32 array
         self._docs: dict[int, str] = {}  # cache doc -> text key, at the last sync
         self._matrix = None  # all passage vectors, stacked
-        self._rows = None  # for each row of the matrix, its doc
+        self._rows = None  # the doc of each memory in the matrix, in order
+        self._starts = None  # the row where each of them begins
         self.pending: int | None = 0  # memories still to embed (None: not yet known)
         self.ready = False  # every memory of the last sync has vectors
         self.generation: str | None = None
@@ -85,7 +86,7 @@ class SemanticIndex:
 
     def _fill(self, docs: dict[int, str], texts: dict[str, tuple[str, str]],
               progress: Progress | None) -> int:
-        import numpy as np
+        np = model.numpy()
 
         missing = sorted({k for k in docs.values() if k not in self._vecs})
         if not missing:
@@ -135,20 +136,22 @@ class SemanticIndex:
         return out
 
     def _stack(self) -> None:
-        import numpy as np
+        """One matrix of every passage, each memory's rows together (``_starts`` says where
+        each begins), so a memory's best passage is one ``maximum.reduceat``."""
+        np = model.numpy()
 
-        parts, rows = [], []
+        parts, docs, starts, at = [], [], [], 0
         for doc, key in self._docs.items():
             vec = self._vecs.get(key)
-            if vec is not None:
+            if vec is not None and len(vec):
                 parts.append(vec)
-                rows.append(np.full(len(vec), doc, dtype=np.int64))
-        if parts:
-            self._matrix = np.vstack(parts)
-            self._rows = np.concatenate(rows)
-        else:
-            self._matrix = np.zeros((0, model.DIMENSION), dtype=np.float32)
-            self._rows = np.zeros(0, dtype=np.int64)
+                docs.append(doc)
+                starts.append(at)
+                at += len(vec)
+        self._matrix = (np.vstack(parts) if parts
+                        else np.zeros((0, model.DIMENSION), dtype=np.float32))
+        self._rows = np.array(docs, dtype=np.int64)
+        self._starts = np.array(starts, dtype=np.int64)
 
     def prune(self) -> int:
         """Drop stored vectors that no memory of the last sync uses (after a full sync)."""
@@ -160,20 +163,18 @@ class SemanticIndex:
 
     # -- asking -----------------------------------------------------------------------------
 
-    def similarity(self, text: str) -> dict[int, float]:
-        """Cosine of ``text`` with each memory's best passage, for every indexed memory."""
-        import numpy as np
+    def similarity(self, text: str, min_cosine: float = -1.0) -> dict[int, float]:
+        """Cosine of ``text`` with each memory's best passage, for every indexed memory at
+        least ``min_cosine`` similar."""
+        np = model.numpy()
 
-        matrix, rows = self._matrix, self._rows
+        matrix, docs, starts = self._matrix, self._rows, self._starts
         if matrix is None or not len(matrix):
             return {}
         query = model.load(self.threads).embed([text])[0]
-        sims = matrix @ query
-        order = np.lexsort((-sims, rows))  # by doc, best passage first
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = rows[order][1:] != rows[order][:-1]
-        best = order[first]
-        return dict(zip(rows[best].tolist(), sims[best].tolist()))
+        best = np.maximum.reduceat(matrix @ query, starts)
+        keep = np.nonzero(best >= min_cosine)[0]
+        return dict(zip(docs[keep].tolist(), best[keep].tolist()))
 
     def vectors_of(self, docs: list[int]):
         """The passage vectors of each of ``docs`` (those indexed)."""

@@ -47,7 +47,7 @@ def enabled() -> bool:
 def _index(index_dir: Path | None) -> SemanticIndex:
     with _lock:
         if index_dir not in _indexes:
-            _indexes[index_dir] = SemanticIndex(index_dir, threads=min(2, os.cpu_count() or 1))
+            _indexes[index_dir] = SemanticIndex(index_dir, threads=1)  # never both cores
         return _indexes[index_dir]
 
 
