@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from dmm.gitrepo import Commit, Git, all_trailers
+from dmm.gitrepo import Commit, Git, all_trailers, message_body
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 
 
@@ -60,8 +60,7 @@ def _entry(commit: Commit) -> LogEntry | None:
         event = f"resolved:{t['Dmm-Resolution']}"
     else:
         event = "recorded"
-    body = commit.message.split("\n", 1)[1] if "\n" in commit.message else ""
-    reason = "\n".join(l for l in body.splitlines() if not l.startswith("Dmm-")).strip()
+    reason = message_body(commit.message)
     ids = list(dict.fromkeys(v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
                              for v in every.get(key, ())))
     who = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else

@@ -80,20 +80,26 @@ RANGES: dict[str, tuple[float, float]] = {
     "semantic.idle_minutes": (1, 10_080),
     "agents.hook_max_chars": (200, 1_000_000),
 }
-_SHARES = (0.0, 1.0)  # every other numeric setting is a share, a similarity or a confidence
+_SHARES = (0.0, 1.0)
+MAX_BYTES = 1024 * 1024  # a settings file is a few KB; a larger one is not dmm's  # every other numeric setting is a share, a similarity or a confidence
 
 
 def load(path: Path) -> dict[str, dict[str, Any]]:
     """Defaults overlaid with the file at ``path`` (which may be missing)."""
+    from dmm.fsutil import UnreadableFile, read_regular
+
     config = copy.deepcopy(DEFAULTS)
-    if not path.exists():
-        return config
-    if not path.is_file():
-        raise InvalidInputError(f"{path} is not a file", hint="dmm's settings are a TOML file")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_regular(path, MAX_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        return config
+    except UnreadableFile as exc:
+        raise InvalidInputError(f"{path} cannot be read: {exc}",
+                                hint="dmm's settings are a TOML file in the repository") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise InvalidInputError(f"{path}: not valid TOML: nested too deeply") from None
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     for section, values in data.items():

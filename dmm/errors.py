@@ -50,6 +50,12 @@ class InvalidInputError(DmmError):
     exit_code = ExitCode.INVALID_INPUT
 
 
+class UnsafeStoreError(InvalidInputError):
+    """The store's layout holds a symbolic link or an entry of the wrong kind where dmm reads
+    or writes (.dmm, .dmm/memory, BOOT.md, config.toml ...): dmm refuses the whole store rather
+    than read or write outside the repository."""
+
+
 class AlreadyDecidedError(InvalidInputError):
     """The proposal or conflict was decided already (by someone else, or earlier): the same
     exit code as any unusable input; the HTTP API answers 409."""

@@ -1,11 +1,13 @@
-"""Atomic file writes under .dmm/: a reader never sees half a file, and nothing is overwritten
-unless the caller says so."""
+"""Files under .dmm/: atomic writes (a reader never sees half a file, and nothing is overwritten
+unless the caller says so) and safe reads (regular files only, never through a link, bounded)."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 from typing import Iterator
 
@@ -66,3 +68,39 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+class UnreadableFile(Exception):
+    """A file dmm will not read: a symbolic link, a pipe, socket or device, or one too large.
+    The message says which, in words a user can act on."""
+
+
+def read_regular(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``path``, read without following a link at its last
+    component and without blocking (a FIFO would hang, a device stream forever), at most
+    ``max_bytes``. What a repository holds is untrusted: a committed link named like one of
+    dmm's files would otherwise make dmm read, and show, a file outside the repository.
+    Raises FileNotFoundError when it is missing and UnreadableFile when dmm refuses it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnreadableFile("it is a symbolic link, which dmm does not follow") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnreadableFile("it is not a regular file (a folder, pipe, socket or device)")
+        if st.st_size > max_bytes:
+            raise UnreadableFile(f"it is {st.st_size} bytes; the limit is {max_bytes}")
+        data = os.read(fd, max_bytes + 1)
+        while len(data) <= max_bytes:
+            more = os.read(fd, max_bytes + 1 - len(data))
+            if not more:
+                break
+            data += more
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise UnreadableFile(f"it grew past the limit of {max_bytes} bytes while being read")
+    return data

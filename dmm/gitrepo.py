@@ -18,7 +18,10 @@ from dmm.errors import DmmError, GitError, InvalidInputError, NotARepositoryErro
 from dmm.memory.paths import has_control_chars
 
 ZERO = "0" * 40
-TRAILER = re.compile(r"^(Dmm-[A-Za-z-]+):[ \t]*(.*)$", re.M)
+# A trailer line as git reads one: a token, a colon, a value. dmm's own keys start with Dmm-.
+_TRAILER_LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*):[ \t]*(.*)")
+_DMM_KEY = re.compile(r"Dmm-[A-Za-z]+(?:-[A-Za-z]+)*")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # Paths dmm passes after "--" are file names, never glob patterns or pathspec magic.
 _ENV = {"GIT_LITERAL_PATHSPECS": "1"}
 # Set once this process moved a ref: whatever fails afterwards must not be retried blindly.
@@ -58,30 +61,83 @@ def toplevel(start: Path) -> Path:
 
 
 def commit_message(subject: str, body: str, trailer_pairs: list[tuple[str, str]]) -> str:
-    """A commit message: subject, body, then one ``Key: value`` trailer per pair (values are
-    folded onto one line so that `trailers` reads them back)."""
-    text = f"{subject}\n\n"
-    if body.strip():
-        text += body.strip() + "\n\n"
-    return text + "\n".join(f"{k}: {' '.join(str(v).split())}" for k, v in trailer_pairs) + "\n"
+    """A commit message: subject, body, then the trailer block, one ``Key: value`` line per
+    pair, as its last paragraph.
+
+    Only that block is ever read back as trailers (``trailer_block``), and what goes into it
+    cannot start a line of its own: every value (a reason, a name an agent gave) is folded
+    onto one line, control characters removed. The body is free text, a person's or an
+    agent's: it may hold lines that look like trailers, and they stay text, because the
+    trailer block after it is the message's last paragraph (git's own rule)."""
+    if not trailer_pairs:
+        raise ValueError("a dmm commit message always ends with its trailer block")
+    text = f"{_one_line(subject)}\n\n"
+    body = body.replace("\0", "").strip()
+    if body:
+        text += body + "\n\n"
+    lines = []
+    for key, value in trailer_pairs:
+        if not _DMM_KEY.fullmatch(key):
+            raise ValueError(f"not a dmm trailer key: {key!r}")
+        lines.append(f"{key}: {_one_line(str(value))}")
+    return text + "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: whitespace of any kind (newlines, U+2028 ...) folded into single
+    spaces, other control characters dropped."""
+    text = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
+    return " ".join(text.split())
+
+
+def trailer_block(message: str) -> list[tuple[str, str]]:
+    """The ``Dmm-*`` trailers of a commit message, in order, read as git reads trailers: only
+    from the message's last paragraph, and only when every line of it is a ``Key: value``
+    line. Lines that look like trailers anywhere else (a reason, a description an agent
+    wrote) are text, never trailers."""
+    paragraphs = _PARAGRAPH_BREAK.split(message.strip().replace("\r\n", "\n"))
+    if len(paragraphs) < 2:  # a subject alone is never a trailer block
+        return []
+    pairs = []
+    for line in paragraphs[-1].split("\n"):
+        match = _TRAILER_LINE.fullmatch(line)
+        if match is None:
+            return []
+        pairs.append((match.group(1), match.group(2).strip()))
+    return [(k, v) for k, v in pairs if _DMM_KEY.fullmatch(k)]
+
+
+def message_body(message: str) -> str:
+    """The free text of a commit message: what lies between its subject and its trailer
+    block (a reason, as written)."""
+    paragraphs = _PARAGRAPH_BREAK.split(message.strip().replace("\r\n", "\n"))
+    if trailer_block(message) or (len(paragraphs) > 1 and all(
+            _TRAILER_LINE.fullmatch(line) for line in paragraphs[-1].split("\n"))):
+        paragraphs = paragraphs[:-1]
+    first = paragraphs[0].split("\n", 1)
+    rest = ([first[1]] if len(first) > 1 else []) + paragraphs[1:]
+    return "\n\n".join(rest).strip()
 
 
 def trailers(message: str) -> dict[str, str]:
-    """The ``Dmm-*`` trailers of a commit message (last value wins)."""
-    return {k: v.strip() for k, v in TRAILER.findall(message)}
+    """The ``Dmm-*`` trailers of a commit message's trailer block (a repeated key: its last
+    value; ``all_trailers`` keeps every one)."""
+    return dict(trailer_block(message))
 
 
 def all_trailers(message: str) -> dict[str, list[str]]:
-    """Every ``Dmm-*`` trailer of a commit message with all its values, in order."""
+    """Every ``Dmm-*`` trailer of a commit message's trailer block with all its values, in
+    order."""
     out: dict[str, list[str]] = {}
-    for k, v in TRAILER.findall(message):
-        out.setdefault(k, []).append(v.strip())
+    for k, v in trailer_block(message):
+        out.setdefault(k, []).append(v)
     return out
 
 
 def trailer_values(message: str, key: str) -> list[str]:
-    """Every value of the trailer ``key``, in order (trailers may repeat)."""
-    return [v.strip() for k, v in TRAILER.findall(message) if k == key]
+    """Every value of the trailer ``key`` in the trailer block, in order (trailers may
+    repeat)."""
+    return [v for k, v in trailer_block(message) if k == key]
 
 
 @dataclass(frozen=True)
@@ -165,6 +221,19 @@ class Git:
         """{path: blob sha} for those of ``paths`` that exist in ``rev``."""
         return {path: sha for path, (_mode, sha) in self.tree_entries(rev, paths).items()}
 
+    def blob_sizes(self, shas: list[str]) -> dict[str, int]:
+        """{sha: size in bytes} of the objects ``shas``, without reading them."""
+        if not shas:
+            return {}
+        out = self.out("cat-file", "--batch-check=%(objectname) %(objectsize)",
+                       input="".join(f"{sha}\n" for sha in shas))
+        sizes = {}
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1].isdigit():
+                sizes[parts[0]] = int(parts[1])
+        return sizes
+
     def files_containing(self, rev: str, text: str, under: str) -> list[str]:
         """Paths below ``under`` in ``rev`` whose content contains ``text`` (a literal)."""
         proc = self.run("grep", "-l", "-z", "--fixed-strings", "-e", text, rev, "--", under,
@@ -240,7 +309,7 @@ class Git:
         """First-parent commits of ``rev`` with the trailer ``key: value`` (both literal)."""
         line = f"{key}: {value}"
         found = self.commits(rev, "--first-parent", "--fixed-strings", f"--grep={line}", *args)
-        return [c for c in found if line in c.message.split("\n")]
+        return [c for c in found if value in trailer_values(c.message, key)]
 
     def changed_paths(self, old: str, new: str) -> list[str]:
         out = self.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new).stdout

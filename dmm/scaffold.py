@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dmm import config as config_mod
-from dmm.errors import InvalidInputError, NotInitializedError
+from dmm.errors import InvalidInputError, NotInitializedError, UnsafeStoreError
 from dmm.fsutil import write_atomic, write_new
 from dmm.index.db import INDEX_GITIGNORE
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
@@ -39,6 +39,7 @@ class InitResult:
 
 def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
     today = today or dt.date.today()
+    ws.check_layout(with_index=True)
     result = InitResult(ws.root)
     defaults = config_mod.DEFAULTS
     budget = defaults["query"]["default_budget"]
@@ -46,6 +47,11 @@ def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
     # starter memory they deleted is not brought back
     existing_store = ws.config_path.exists()
     folders = [ws.memory_dir / name for name in (*SCOPES, DEPRECATED_DIR)] + [ws.conflicts_dir]
+    for folder in folders:
+        if folder.is_symlink():  # writing its .gitkeep would write wherever it points
+            raise UnsafeStoreError(f"{folder.relative_to(ws.root).as_posix()} is a symbolic "
+                                   "link: dmm writes only inside this repository",
+                                   hint="replace the link with a real folder, then run dmm init")
     for folder in folders:
         _write(ws, folder / ".gitkeep", "", result)
     _write(ws, ws.index_dir / ".gitignore", INDEX_GITIGNORE, result)
@@ -96,6 +102,7 @@ def upgrade(ws: Workspace) -> UpgradeResult:
     diff must be all there is to review, and nothing uncommitted is ever overwritten."""
     from dmm.gitrepo import Git
 
+    ws.check_layout(with_index=True)
     if not ws.config_path.exists():
         raise NotInitializedError(f"no dmm store in {ws.root}", hint="run `dmm init` first")
     settings = config_mod.load(ws.config_path)  # refuses a config it cannot read or check

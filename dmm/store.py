@@ -8,9 +8,9 @@ instead of exceptions, so one bad file never breaks a command.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
+from dmm.fsutil import UnreadableFile, read_regular
 from dmm.memory import Memory, Problem
 
 FileStat = tuple[int, int]  # (size, mtime_ns): plain tuples, cheap to build, compare and marshal
@@ -77,11 +77,13 @@ def _printable(name: str) -> str:
 def read(memory_dir: Path, rel: str, max_bytes: int) -> tuple[Memory | None, list[Problem]]:
     """Read and parse one memory file; never raises for bad content, never blocks.
 
-    Only regular files are read: a FIFO, socket or device named like a memory would hang or
-    stream forever. The file is opened without following links and without blocking, checked
-    on the open descriptor, and read up to ``max_bytes``.
+    Only regular files are read (fsutil.read_regular): a FIFO, socket or device named like a
+    memory would hang or stream forever, and a link could point outside the repository.
     """
     if not rel.endswith(".md"):
+        if os.path.islink(memory_dir / rel):  # a linked folder would hide what it holds
+            return None, [Problem(rel, "a symbolic link, which dmm does not follow: memory "
+                                       "files and folders are plain ones in the repository")]
         return None, [Problem(rel, "not a memory file (memory files end in .md)",
                               severity="warning")]
     try:
@@ -89,32 +91,18 @@ def read(memory_dir: Path, rel: str, max_bytes: int) -> tuple[Memory | None, lis
     except UnicodeEncodeError:
         shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         return None, [Problem(shown, "the file name is not valid UTF-8: rename it")]
-    path = memory_dir / rel
-    if path.is_symlink():
-        return None, [Problem(rel, "symbolic links are not followed in the memory store")]
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return None, [Problem(rel, "not a regular file (a pipe, socket or device): "
-                                           "memory files are plain text files")]
-            if st.st_size > max_bytes:
-                return None, [Problem(rel, f"file is {st.st_size} bytes; the limit is "
-                                           f"{max_bytes} (store.max_file_bytes): split it "
-                                           "into smaller memories")]
-            data = os.read(fd, max_bytes + 1)
-        finally:
-            os.close(fd)
+        data = read_regular(memory_dir / rel, max_bytes)
+    except UnreadableFile as exc:
+        hint = (": split it into smaller memories (store.max_file_bytes)"
+                if "limit" in str(exc) else ": memory files are plain text files")
+        return None, [Problem(rel, f"{exc}{hint}")]
     except FileNotFoundError:
         if "\\x" in rel:
             return None, [Problem(rel, "the file name is not valid UTF-8: rename it")]
         return None, [Problem(rel, "the file went away while it was being read")]
     except OSError as exc:
         return None, [Problem(rel, f"cannot read the file: {exc.strerror or exc}")]
-    if len(data) > max_bytes:
-        return None, [Problem(rel, f"file grew past the limit of {max_bytes} bytes while "
-                                   "being read")]
     if b"\0" in data:
         return None, [Problem(rel, "binary file: memory files must be UTF-8 text")]
     try:
@@ -124,3 +112,17 @@ def read(memory_dir: Path, rel: str, max_bytes: int) -> tuple[Memory | None, lis
     from dmm.memory.parse import parse_memory  # PyYAML only when a file must be read
 
     return parse_memory(text, rel)
+
+
+def text_of(memory_dir: Path, rel: str, max_bytes: int) -> str:
+    """The text of the memory file ``rel`` as it is on disk now (`dmm show`, the MCP memory
+    resource), read as safely as ``read`` reads it; InvalidInputError when it cannot be."""
+    from dmm.errors import InvalidInputError
+
+    try:
+        return read_regular(memory_dir / rel, max_bytes).decode("utf-8")
+    except (UnreadableFile, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{rel} cannot be shown: {exc}",
+                                hint="`dmm validate` explains what is wrong with it") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{rel} cannot be read: {exc.strerror or exc}") from None

@@ -7,14 +7,24 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 from dmm import config as config_mod
-from dmm.errors import InvalidInputError, NotInitializedError
+from dmm.errors import InvalidInputError, NotInitializedError, UnsafeStoreError
 
 DMM_DIR = ".dmm"
+# The entries of .dmm/ that dmm reads or writes, and what each must be. What a repository
+# holds is untrusted: a committed link in one of these places (a clone of someone's project, a
+# merged branch) would make dmm read, and show to agents, a store or file outside the
+# repository, or write outside it. `.dmm/index` is checked where the cache opens (a link there
+# only costs the cache, see index.db.usable) and by `dmm init`.
+LAYOUT = ((DMM_DIR, stat.S_ISDIR), (f"{DMM_DIR}/memory", stat.S_ISDIR),
+          (f"{DMM_DIR}/conflicts", stat.S_ISDIR), (f"{DMM_DIR}/BOOT.md", stat.S_ISREG),
+          (f"{DMM_DIR}/config.toml", stat.S_ISREG))
+INDEX_ENTRY = (f"{DMM_DIR}/index", stat.S_ISDIR)
 LANDING_JOURNAL = "dmm-landing.json"  # in the git folder while dmm.landing moves a branch
 
 
@@ -50,10 +60,38 @@ class Workspace:
     def find(cls, start: Path | None = None, require_init: bool = True) -> "Workspace":
         start = (start or Path.cwd()).resolve()
         ws = cls(_work_tree_root(start) or _ask_git(start))
-        if require_init and not ws.memory_dir.is_dir():
-            raise NotInitializedError(f"no dmm memory store in {ws.root}",
-                                      hint="run `dmm init` to create .dmm/")
+        if require_init:
+            ws.check_layout()
+            if not ws.memory_dir.is_dir():
+                raise NotInitializedError(f"no dmm memory store in {ws.root}",
+                                          hint="run `dmm init` to create .dmm/")
         return ws
+
+    def check_layout(self, with_index: bool = False) -> None:
+        """Refuse a store whose own entries (.dmm, memory/, conflicts/, BOOT.md, config.toml;
+        with ``with_index`` also index/) are symbolic links or of the wrong kind. Costs one
+        lstat per entry, so long-lived servers run it before every call: a merge may swap a
+        folder for a link while they run."""
+        for rel, is_kind in LAYOUT + ((INDEX_ENTRY,) if with_index else ()):
+            path = self.root / rel
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise UnsafeStoreError(f"cannot inspect {rel}: {exc.strerror or exc}") from None
+            if stat.S_ISLNK(mode):
+                raise UnsafeStoreError(
+                    f"{rel} is a symbolic link (to {_link_target(path)}): dmm reads and writes "
+                    "only the store inside this repository, so it refuses to follow it",
+                    hint=f"if you did not put it there, someone's commit did: look at "
+                         f"`git log -- {rel}`, then replace the link with the real "
+                         f"{'folder' if is_kind is stat.S_ISDIR else 'file'} "
+                         f"(`git rm {rel}`, then `dmm init` recreates what is missing)")
+            if not is_kind(mode):
+                kind = "a folder" if is_kind is stat.S_ISDIR else "a file"
+                raise UnsafeStoreError(f"{rel} is not {kind}",
+                                       hint=f"move it away; `dmm init` recreates {rel}")
 
     def landing_pending(self) -> bool:
         """Cheap test, without starting git: may a dmm landing have stopped half way here?
@@ -84,6 +122,13 @@ class Workspace:
         if not resolved.is_relative_to(memory_dir):
             raise InvalidInputError(f"{path} is outside {DMM_DIR}/memory/")
         return resolved.relative_to(memory_dir).as_posix()
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return repr(os.readlink(path))
+    except OSError:
+        return "somewhere"
 
 
 def _ask_git(start: Path) -> Path:

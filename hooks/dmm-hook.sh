@@ -41,12 +41,16 @@ elif [ -n @DMM@ ] && [ -x @DMM@ ]; then
 else
     found=$(command -v dmm 2>/dev/null)
     case "$found" in
-        /*) case "$found" in "$(pwd -P)"/*|"$(pwd)"/*) ;; *) dmm_cmd=$found ;; esac ;;
+        /*) # compared physically: a PATH entry may reach the work tree through a link
+            found_dir=$(cd "$(dirname "$found")" 2>/dev/null && pwd -P)
+            if [ -n "$found_dir" ]; then
+                case "$found_dir/" in "$(pwd -P)"/*) ;; *) dmm_cmd=$found ;; esac
+            fi ;;
     esac
 fi
 if [ -z "$dmm_cmd" ]; then
     echo "dmm: the conflict scan was skipped: dmm is not installed on PATH (or set DMM_HOOK_COMMAND)" >&2
     exit $status
 fi
-$dmm_cmd hooks run @HOOK@ || echo "dmm: the conflict scan failed (see above); run 'dmm conflicts scan' by hand" >&2
+"$dmm_cmd" hooks run @HOOK@ || echo "dmm: the conflict scan failed (see above); run 'dmm conflicts scan' by hand" >&2
 exit $status

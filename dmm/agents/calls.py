@@ -48,6 +48,33 @@ def show(ws: Workspace, key: str) -> dict:
         return memory_record(*find_memory(ws, conn, key))
 
 
+def memory_text(ws: Workspace, key: str) -> str:
+    """One memory's file as it is on disk, by id or path (the MCP memory resource)."""
+    from dmm.store import text_of
+
+    path = show(ws, key)["path"]
+    return text_of(ws.memory_dir, path, ws.config["store"]["max_file_bytes"])
+
+
+BOOT_MAX_BYTES = 1024 * 1024
+
+
+def boot(ws: Workspace) -> str:
+    """.dmm/BOOT.md, the agents' instructions ("" when there is none): only the regular file
+    inside the repository, never what a committed link points to."""
+    from dmm.fsutil import UnreadableFile, read_regular
+
+    ws.check_layout()
+    try:
+        return read_regular(ws.dmm_dir / "BOOT.md", BOOT_MAX_BYTES).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
+    except UnreadableFile as exc:
+        raise InvalidInputError(f".dmm/BOOT.md cannot be read: {exc}") from None
+    except OSError as exc:
+        raise InvalidInputError(f".dmm/BOOT.md cannot be read: {exc.strerror or exc}") from None
+
+
 def memory_id(ws: Workspace, key: str) -> str:
     """The id of the memory named by ``key`` (an id or a path)."""
     from dmm.lookup import find_memory

@@ -127,16 +127,17 @@ def build_server(ws: Workspace):
     @server.resource("dmm://boot", name="BOOT.md", mime_type="text/markdown",
                      description="How agents use this repository's memory")
     def boot() -> str:
-        path = ws.dmm_dir / "BOOT.md"
-        return path.read_text(encoding="utf-8") if path.is_file() else ""
+        try:
+            return _call(calls.boot, ws)
+        except ToolFailure as exc:
+            raise ValueError(str(exc)) from None
 
     @server.resource("dmm://memory/{memory_id}", name="memory", mime_type="text/markdown",
                      description="One memory file, by id")
     def memory_resource(memory_id: str) -> str:
         try:
-            m = _call(calls.show, ws, memory_id)
+            return _call(calls.memory_text, ws, memory_id)
         except ToolFailure as exc:
             raise ValueError(str(exc)) from None
-        return (ws.memory_dir / m["path"]).read_text(encoding="utf-8")
 
     return server

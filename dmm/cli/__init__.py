@@ -83,9 +83,9 @@ def cli(ctx: click.Context, repo: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from dmm.cli.terminal import escape_terminal_output
+    from dmm.cli.terminal import escape_output
 
-    escape_terminal_output()
+    escape_output()
     code = _run(argv)
     if code == _CACHE_DAMAGED:
         code = _run(argv)  # once more, on the cache that was just rebuilt

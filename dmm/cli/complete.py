@@ -45,10 +45,11 @@ _ID = re.compile(r"^id:\s*['\"]?([\w.-]+)", re.M)
 
 
 def _id_of(path) -> re.Match | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return _ID.search(fh.read(2000))
-    except OSError:
+    from dmm.fsutil import UnreadableFile, read_regular
+
+    try:  # never through a link, never a FIFO that would hang the shell
+        return _ID.search(read_regular(path, 1024 * 1024)[:2000].decode("utf-8", "replace"))
+    except (OSError, UnreadableFile):
         return None
 
 
@@ -59,11 +60,13 @@ def memories(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
         return []
     head, _, last = incomplete.rpartition(",")  # --memories A,B: complete the last one
     prefix = f"{head}," if head else ""
+    from dmm.store import scan
+
     root = ws.memory_dir
-    files = sorted(root.rglob("*.md"))
+    files = sorted(rel for rel in scan(root) if rel.endswith(".md"))
     found = _cached(ws, "SELECT id, title FROM memories") or [
-        (m.group(1), "") for m in map(_id_of, files) if m]  # no cache yet: the frontmatter
-    found += [(p.relative_to(root).as_posix(), "") for p in files]
+        (m.group(1), "") for m in (_id_of(root / rel) for rel in files) if m]  # no cache yet
+    found += [(rel, "") for rel in files]
     return [CompletionItem(prefix + value, help=title or None) for value, title in found
             if value.startswith(last)]
 

@@ -34,5 +34,8 @@ def command(ctx: click.Context, memory: str, as_json: bool) -> int:
     if as_json:
         emit_json(memory_record(m, problems))
     else:
-        click.echo((ws.memory_dir / m.path).read_text(encoding="utf-8"), nl=False)
+        from dmm.store import text_of
+
+        click.echo(text_of(ws.memory_dir, m.path, ws.config["store"]["max_file_bytes"]),
+                   nl=False)
     return 0

@@ -154,15 +154,20 @@ def record_path(cid: str) -> str:
     return f"{DMM_DIR}/conflicts/{cid}.json"
 
 
+RECORD_MAX_BYTES = 1024 * 1024  # a decision record is a few KB
+
+
 def decisions(conflicts_dir: Path) -> dict[str, dict]:
     """Every committed decision, by conflict id (unreadable files are skipped)."""
+    from dmm.fsutil import UnreadableFile, read_regular
+
     out = {}
-    if not conflicts_dir.is_dir():
+    if not conflicts_dir.is_dir() or conflicts_dir.is_symlink():
         return out
     for path in sorted(conflicts_dir.glob("conflict_*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        try:  # never through a link: a committed one would show another file's JSON
+            data = json.loads(read_regular(path, RECORD_MAX_BYTES))
+        except (OSError, ValueError, UnreadableFile, RecursionError):
             continue
         if isinstance(data, dict) and data.get("conflict_id") == path.stem:
             out[path.stem] = data

@@ -49,6 +49,7 @@ class RefreshReport:
 def open_fresh(ws: Workspace, progress: Progress | None = None,
                ) -> tuple[sqlite3.Connection, RefreshReport]:
     """Connect to the cache and bring it up to date with the working tree."""
+    ws.check_layout()  # again: a long-lived server's store may have been swapped for a link
     for attempt in range(2):
         conn = db.connect(ws.index_dir)
         try:

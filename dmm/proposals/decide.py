@@ -15,7 +15,7 @@ from dmm.errors import (AlreadyDecidedError, DmmError, GitError, InvalidInputErr
 from dmm.landing import land
 from dmm.fsutil import file_lock
 from dmm.gitrepo import Git, commit_message
-from dmm.proposals.declared import id_taken, undeclared_paths
+from dmm.proposals.declared import id_taken, judge
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 from dmm.proposals.queue import decision_of, load
 from dmm.workspace import Workspace
@@ -65,18 +65,25 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
     if confidence is not None:
         pairs.append(("Dmm-Confidence", f"{confidence:.2f}"))
     pairs += [("Dmm-Issue", issue) for issue in issues or []]
-    pairs += list(proposal.resolution.items())
-    message = commit_message(f"dmm: {decision} {proposal.type} {proposal.path} ({proposal_id})",
-                       reason or proposal.reason, pairs)
 
     def build(old: str):
         if git.rev_parse(PROPOSAL_PREFIX + proposal_id) != proposal.commit:
             raise not_open(git, proposal_id)
-        extra = undeclared_paths(git, proposal, old)
-        if extra:
+        verdict = judge(ws, conn, git, proposal, old)
+        if verdict.undeclared:
             raise InvalidInputError(
                 f"proposal {proposal_id} also changes files it does not declare: "
-                f"{', '.join(extra[:10])}", hint=f"reject it: dmm review reject {proposal_id}")
+                f"{', '.join(verdict.undeclared[:10])}",
+                hint=f"reject it: dmm review reject {proposal_id}")
+        if verdict.problems:
+            raise InvalidInputError(f"proposal {proposal_id} cannot be approved: "
+                                    f"{'; '.join(verdict.problems)}",
+                                    hint=f"reject it: dmm review reject {proposal_id}")
+        # a resolution's trailers as dmm derived them, so that it reads as one in
+        # `git log --first-parent` (and `conflicts undo` finds it); never the branch's own
+        message = commit_message(
+            f"dmm: {decision} {proposal.type} {proposal.path} ({proposal_id})",
+            reason or proposal.reason, pairs + verdict.resolution)
         tree, conflicts = git.merge_tree(old, proposal.commit)
         if tree is None:
             branch = (git.current_branch() or "HEAD").removeprefix("refs/heads/")

@@ -12,7 +12,7 @@ import sqlite3
 
 from dmm.errors import InvalidInputError
 from dmm.fsutil import file_lock
-from dmm.gitrepo import Git
+from dmm.gitrepo import Git, commit_message
 from dmm.memory.edit import (FrontmatterEditError, PatchError, apply_patch, deprecation,
                              next_id, set_field)
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
@@ -78,6 +78,17 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         checks.errors.append(f"type must be one of {', '.join(TYPES)}")
     if not reason.strip():
         checks.errors.append("a reason is required: say why this change is needed")
+    elif len(reason) > MAX_REASON_CHARS:
+        checks.errors.append(f"the reason is {len(reason)} characters; say why in at most "
+                             f"{MAX_REASON_CHARS}")
+    max_bytes = ws.config["store"]["max_file_bytes"]
+    for name, text, limit in (("content", content, max_bytes),
+                              ("patch", patch, 2 * max_bytes + 4096)):
+        if text is not None and len(text.encode("utf-8", "surrogatepass")) > limit:
+            checks.errors.append(_too_large(name, len(text.encode("utf-8", "surrogatepass")),
+                                            max_bytes))
+    if checks.errors:  # before anything is parsed, or written to git
+        return _refused(checks)
     rel, why = normalise_path(ws, _named_path(ws, conn, type, path))
     if why:
         checks.errors.append(why)
@@ -149,6 +160,11 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
             checks.errors.append(f"{new_rel} already exists")
 
     memory_id = ""
+    if new_text is not None and len(new_text.encode("utf-8", "surrogatepass")) > max_bytes:
+        checks.errors.append(_too_large("the memory", len(new_text.encode("utf-8",
+                                                                           "surrogatepass")),
+                                        max_bytes))
+        new_text = None
     if new_text is not None:
         memory, problems = parse_memory(new_text, new_rel)
         checks.errors += [f"{p.field or 'content'}: {p.message}" for p in problems
@@ -171,11 +187,11 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
     if new_rel != rel:
         changes[MEMORY_ROOT + rel] = None
     tree = git.tree_with(base, changes)
-    trailer_lines = [f"Dmm-Proposal: {proposal_id}", f"Dmm-Type: {type}", f"Dmm-Path: {rel}"]
+    pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Type", type), ("Dmm-Path", rel)]
     if new_rel != rel:
-        trailer_lines.append(f"Dmm-New-Path: {new_rel}")
-    trailer_lines += [f"Dmm-Memory: {memory_id}", f"Dmm-Proposed-By: {proposed_by}"]
-    message = f"dmm: propose {type} {rel}\n\n{reason.strip()}\n\n" + "\n".join(trailer_lines) + "\n"
+        pairs.append(("Dmm-New-Path", new_rel))
+    pairs += [("Dmm-Memory", memory_id), ("Dmm-Proposed-By", proposed_by)]
+    message = commit_message(f"dmm: propose {type} {rel}", reason, pairs)
     commit = git.commit_tree(tree, [base], message)
     if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, commit, None)]):
         checks.errors.append("could not create the proposal branch (name taken): try again")
@@ -186,6 +202,14 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
     return ProposalResult(True, proposal_id, True, checks.warnings, [],
                           f"proposal {proposal_id} created on branch "
                           f"dmm/proposals/{proposal_id}", proposal)
+
+
+MAX_REASON_CHARS = 8000  # a reason says why in a paragraph or two; it goes into a commit
+
+
+def _too_large(what: str, size: int, limit: int) -> str:
+    return (f"{what} is {size} bytes; the limit is {limit} (store.max_file_bytes): split it "
+            "into smaller memories")
 
 
 def _refused(checks: _Checks) -> ProposalResult:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from dmm.gitrepo import Commit, Git, trailer_values
+from dmm.gitrepo import Commit, Git, message_body, trailer_values
 from dmm.proposals.model import (AUDIT_REF, PROPOSAL_PREFIX, RESOLUTION_TRAILERS, Proposal,
                                  check_proposal_id)
-
-
-def _reason(message: str) -> str:
-    lines = message.split("\n")[1:]
-    return "\n".join(l for l in lines if not l.startswith("Dmm-")).strip()
 
 
 def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal | None:
@@ -19,11 +14,14 @@ def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal
         if t.get("Dmm-Proposal") == proposal_id and "Dmm-Type" in t:
             return Proposal(proposal_id=proposal_id, type=t["Dmm-Type"], path=t.get("Dmm-Path", ""),
                             new_path=t.get("Dmm-New-Path", t.get("Dmm-Path", "")),
-                            memory_id=t.get("Dmm-Memory", ""), reason=_reason(commit.message),
+                            memory_id=t.get("Dmm-Memory", ""), reason=message_body(commit.message),
                             proposed_by=t.get("Dmm-Proposed-By", commit.author),
                             proposed_at=commit.date, commit=tip,
                             base=commit.parents[0] if commit.parents else "",
-                            resolution={k: t[k] for k in RESOLUTION_TRAILERS if k in t},
+                            # a resolution's claim, checked by proposals.declared before
+                            # anything acts on it; other types carry none
+                            resolution={k: t[k] for k in RESOLUTION_TRAILERS if k in t}
+                            if t["Dmm-Type"] == "resolve" else {},
                             declared_ids=[v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
                                           for v in trailer_values(commit.message, key)])
     return None

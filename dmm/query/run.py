@@ -40,6 +40,16 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         index, note = service.for_query(ws, conn)
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
+        if db.FALLBACK_REASON and not conn.execute(
+                "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
+            # no cache can keep a scan here (a read-only store): check the pack's own
+            # memories now, rather than say nothing was checked
+            from dmm.conflicts.scanner import scan
+
+            scan(conn, ws.config["conflicts"], scan_type="targeted",
+                 focus_ids={e.memory.id for e in pack.baseline + pack.retrieved})
+            with db.snapshot(conn):
+                pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
         if note:
             pack.notes.append(note)
     finally:

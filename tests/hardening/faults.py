@@ -112,3 +112,82 @@ HOSTILE_FILES: dict[str, str | bytes] = {
     "binary.md": b"\x00\x01\x02 binary",
     "latin1.md": "---\nid: caf\xe9\n---\n".encode("latin-1"),
 }
+
+
+# Committed symbolic links at every level of .dmm/ (issue 26, item 1): each replaces what
+# stands there with a link to the same kind of thing outside the repository, holding SECRET.
+# A store, a file or a folder outside must never be read, shown or written through them.
+SECRET = "hunter2-from-outside-the-repository"
+LINK_PLACES = (".dmm", ".dmm/memory", ".dmm/memory/project", ".dmm/memory/project/node18.md",
+               ".dmm/conflicts", ".dmm/conflicts/conflict_0123456789ab.json", ".dmm/BOOT.md",
+               ".dmm/config.toml", ".dmm/index")
+
+
+def outside_store(folder: Path) -> Path:
+    """A dmm store outside any repository whose every file carries SECRET."""
+    dmm = folder / ".dmm"
+    (dmm / "memory" / "project").mkdir(parents=True, exist_ok=True)
+    (dmm / "conflicts").mkdir(exist_ok=True)
+    (dmm / "index").mkdir(exist_ok=True)
+    (dmm / "memory" / "project" / "secret.md").write_text(memory(
+        "mem_2026_01_01_099", "Production database password",
+        body=f"The production database password is {SECRET}; keep it out of the repository."))
+    (dmm / "memory" / "project" / "node18.md").write_text(memory(
+        "mem_2025_05_06_001", "The frontend build requires Node.js 18",
+        body=f"Install Node.js 18. {SECRET}"))
+    (dmm / "conflicts" / "conflict_0123456789ab.json").write_text(
+        '{"conflict_id": "conflict_0123456789ab", "memories": ["mem_2025_05_06_001", '
+        f'"mem_2026_02_11_002"], "status": "flagged", "description": "{SECRET}"}}\n')
+    (dmm / "BOOT.md").write_text(f"# Outside instructions\n\n{SECRET}\n")
+    (dmm / "config.toml").write_text(f'# {SECRET}\n[query]\ndefault_budget = 1200\n')
+    return dmm
+
+
+def plant_link(root: Path, place: str, outside: Path, relative: bool = False) -> Path:
+    """Replace ``place`` (a path from the repository root) with a link to the same entry of the
+    outside store, absolute or relative; returns the link."""
+    link = root / place
+    target = outside / Path(place).relative_to(".dmm") if place != ".dmm" else outside
+    if link.is_dir() and not link.is_symlink():
+        shutil.rmtree(link)
+    elif link.exists() or link.is_symlink():
+        link.unlink()
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(os.path.relpath(target, link.parent) if relative else target)
+    return link
+
+
+def tree_digest(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` with its content: to show nothing was written there."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def hostile_branch(root: Path, changes: dict[str, str | None], trailers: list[tuple[str, str]],
+                   *, body: str = "made by hand", base: str = "HEAD",
+                   proposal_id: str = "prop_20261125_000000_abcd",
+                   mode: str = "100644") -> str:
+    """A proposal branch made by hand with plumbing, as anyone who can push a branch can: any
+    files (``changes``: repository path -> text, None to delete) under any trailers. Returns
+    the proposal id; the branch is ``dmm/proposals/<id>``."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(root / ".git" / f"hostile-{proposal_id}")}
+
+    def run(*args: str, input: str | None = None) -> str:
+        return subprocess.run(["git", *args], cwd=root, env=env, input=input, text=True,
+                              capture_output=True, check=True).stdout.strip()
+
+    parent = run("rev-parse", base)
+    run("read-tree", parent)
+    for path, text in changes.items():
+        if text is None:
+            run("update-index", "--force-remove", "--", path)
+        else:
+            blob = run("hash-object", "-w", "--stdin", input=text)
+            run("update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}")
+    tree = run("write-tree")
+    os.unlink(env["GIT_INDEX_FILE"])
+    message = f"dmm: propose by hand\n\n{body}\n\n" + "".join(
+        f"{key}: {value}\n" for key, value in [("Dmm-Proposal", proposal_id), *trailers])
+    commit = run("commit-tree", tree, "-p", parent, input=message)
+    run("update-ref", f"refs/heads/dmm/proposals/{proposal_id}", commit)
+    return proposal_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -114,3 +115,42 @@ def test_init_never_changes_a_tracked_hooks_folder(git_repo):
     proc = run_dmm("hooks", "install", cwd=git_repo)
     assert proc.returncode != 0 and "tracks" in proc.stderr
     assert {p.name: p.read_bytes() for p in hooks.iterdir()} == before
+
+
+def _shim(repo, dmm_path: str) -> None:
+    """The post-commit shim as `dmm hooks install` writes it for a dmm at ``dmm_path``."""
+    text = install.render("post-commit").replace(install.dmm_command(), shlex.quote(dmm_path))
+    hooks = _hooks_dir(repo)
+    hooks.mkdir(parents=True, exist_ok=True)
+    (hooks / "post-commit").write_text(text)
+    (hooks / "post-commit").chmod(0o755)
+
+
+def test_the_shim_runs_a_dmm_installed_under_a_path_with_a_space(repo, tmp_path):
+    folder = tmp_path / "My Tools" / "bin"
+    folder.mkdir(parents=True)
+    marker = tmp_path / "ran"
+    (folder / "dmm").write_text(f'#!/bin/sh\necho "$@" > {marker}\n')
+    (folder / "dmm").chmod(0o755)
+    _shim(repo, str(folder / "dmm"))
+    repo.add("project/a.md", "mem_2026_04_01_004", "A memory")
+    git(repo.root, "add", "-A")
+    proc = _commit(repo.root, "spaces")
+    assert proc.returncode == 0 and marker.read_text().strip() == "hooks run post-commit", \
+        proc.stderr
+
+
+def test_a_path_entry_reaching_the_work_tree_through_a_link_is_refused(repo, tmp_path):
+    planted = repo.root / "tools"
+    planted.mkdir()
+    (planted / "dmm").write_text(f"#!/bin/sh\ntouch {tmp_path / 'planted-ran'}\n")
+    (planted / "dmm").chmod(0o755)
+    (tmp_path / "innocent").symlink_to(planted)  # looks like a folder outside the work tree
+    _shim(repo, "/nonexistent/venv/bin/dmm")
+    repo.add("project/a.md", "mem_2026_04_01_005", "A memory")
+    git(repo.root, "add", "-A")
+    proc = _commit(repo.root, "linked", {"PATH": f"{tmp_path / 'innocent'}{os.pathsep}"
+                                                 f"{os.environ['PATH']}"})
+    assert proc.returncode == 0
+    assert not (tmp_path / "planted-ran").exists()
+    assert "not installed on PATH" in proc.stderr

@@ -42,8 +42,10 @@ class ReviewContext:
     # every memory file the proposal changes (relative to .dmm/memory/): its new text, or None
     # when it goes away. One file for `dmm write`; several for a conflict resolution.
     touched: dict[str, str | None] = field(default_factory=dict)
-    # files the proposal's branch changes that its trailers do not declare (proposals.declared)
+    # files the proposal's branch changes beyond what it may change (proposals.declared), and
+    # why what the branch claims does not hold (an unknown conflict, a file over the limit ...)
     undeclared: list[str] = field(default_factory=list)
+    claim_problems: list[str] = field(default_factory=list)
     # another memory on the target branch that already has the proposal's id (declared.id_taken)
     id_used_by: str | None = None
 

@@ -1,4 +1,5 @@
-"""Declared-paths check: the branch changes only the files its proposal declares."""
+"""Declared-change check: the branch changes only what dmm derives from the proposal (its type
+and path, or the conflict it resolves), each file a plain file within the size limit."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ NAME = "declared_paths"
 
 
 def run(ctx: ReviewContext) -> list[Issue]:
-    if not ctx.undeclared:
-        return []
-    shown = ", ".join(ctx.undeclared[:10]) + (" ..." if len(ctx.undeclared) > 10 else "")
-    return [Issue(NAME, "error", f"the branch also changes files the proposal does not "
-                                 f"declare: {shown}",
-                  suggestion="propose each memory change on its own; BOOT.md, config.toml "
-                             "and other files are changed by a person, in a normal commit")]
+    issues = [Issue(NAME, "error", problem) for problem in ctx.claim_problems]
+    if ctx.undeclared:
+        shown = ", ".join(ctx.undeclared[:10]) + (" ..." if len(ctx.undeclared) > 10 else "")
+        issues.append(Issue(NAME, "error", f"the branch also changes files the proposal does "
+                                           f"not declare: {shown}",
+                            suggestion="propose each memory change on its own; BOOT.md, "
+                                       "config.toml and other files are changed by a person, "
+                                       "in a normal commit"))
+    return issues
