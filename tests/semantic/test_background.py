@@ -105,9 +105,9 @@ def test_idle_exit_and_replacement_after_an_upgrade(repo, stop_daemons):
     assert new != old
     os.kill(new, signal.SIGTERM)
     assert _gone(new)
-    _query(repo, env={"DMM_SEMANTIC_IDLE_S": "1"})
-    idle = daemon_pid(repo.root)
-    assert idle is not None and _gone(idle, within=15)  # no request for a second: it exits
+    _query(repo, env={"DMM_SEMANTIC_IDLE_S": "4"})
+    idle = daemon_pid(repo.root)  # asked well within 4 s, even on a busy machine
+    assert idle is not None and _gone(idle, within=30)  # no request for 4 s: it exits
     assert not (repo.root / ".dmm" / "index" / client.SOCKET).exists()
 
 
