@@ -74,12 +74,14 @@ def evidence(store: Path, queries: list[dict]) -> list[dict]:
                 for doc, mid, pri, conf in conn.execute(
                     f"SELECT m.doc, m.id, m.priority, m.confidence FROM memories m "
                     f"WHERE {where}", params)}
-        index = SemanticIndex(ws.index_dir, threads=2)
+        doc_of = dict(conn.execute("SELECT path, doc FROM memories"))
+        index = SemanticIndex(ws.index_dir)
         index.sync(conn)
         out = []
         for q in queries:
             lex = {r.doc: r.relevance for r in rank(conn, q["query"], where, params, cfg)}
-            cos = {d: c for d, c in index.similarity(q["query"]).items() if d in cand}
+            cos = {doc_of[p]: c for p, c in index.similarity(q["query"]).items()
+                   if doc_of.get(p) in cand}
             out.append({"expected": q["expected"], "difficulty": q["difficulty"],
                         "lex": lex, "cos": cos, "cand": cand})
         conn.close()

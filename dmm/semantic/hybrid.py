@@ -20,7 +20,15 @@ def hybrid_rank(conn: sqlite3.Connection, task: str, where: str, params: list, c
     floor = float(cfg["min_relevance"])
     lexical = {r.doc: r for r in rank(conn, task, where, params, cfg)}
     # below the floor the cosine adds nothing: those memories come by words or not at all
-    cosines = index.similarity(task, min_cosine=fuse.FLOOR)
+    by_path = index.similarity(task, min_cosine=fuse.FLOOR)
+    cosines: dict[int, float] = {}
+    paths = sorted(by_path)
+    for start in range(0, len(paths), 500):
+        part = paths[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for doc, path in conn.execute(
+                f"SELECT doc, path FROM memories WHERE path IN ({marks})", part):
+            cosines[doc] = by_path[path]
     fused = fuse.fuse({d: r.relevance for d, r in lexical.items()}, cosines)
     # a lexical row's priority and confidence factor is its score over its relevance; the
     # memories found by meaning alone (few: above the floor) are read here

@@ -10,6 +10,7 @@ for a task (cosine of each memory's best passage).
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -21,20 +22,47 @@ from dmm.semantic import chunks, model, vectors
 
 Progress = Callable[[int, int], None]
 BATCH_MEMORIES = 32  # embedded, then stored in one transaction
+MIN_PARALLEL = 200  # memories: fewer are embedded in this process (workers take ~1 s to start)
+
+
+def _embed_batch(passages: list[list[str]], threads: int = 1):
+    """(vectors of every passage, passages per memory) for one batch of memories; run in this
+    process or in a worker process (module level: a worker imports it by name)."""
+    flat = [p for parts in passages for p in parts]
+    return model.load(threads).embed(flat), [len(parts) for parts in passages]
+
+
+@contextlib.contextmanager
+def _embedder(threads: int, workers: int):
+    """A function mapping batches to their vectors, in order: here, or spread over
+    ``workers`` processes, each with its own model on one thread (`dmm reindex` uses every
+    core; a background build uses one)."""
+    if workers <= 1:
+        yield lambda batches: (_embed_batch(b, threads) for b in batches)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn: a fork would copy this process's threads and SQLite handles
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        yield lambda batches: pool.map(_embed_batch, batches)
 
 
 class SemanticIndex:
     """Vectors of one store's memories. Thread-safe: one sync at a time, reads at any time."""
 
-    def __init__(self, index_dir: Path | None, threads: int = 1) -> None:
+    def __init__(self, index_dir: Path | None, threads: int = 1, workers: int = 1) -> None:
         self.index_dir = index_dir
         self.threads = threads
+        self.workers = workers
         self._sync_lock = threading.Lock()
         self._keys: dict[str, str] = {}  # memory digest -> text key
         self._vecs: dict[str, object] = {}  # text key -> (n, DIM) float32 array
-        self._docs: dict[int, str] = {}  # cache doc -> text key, at the last sync
+        # memory path -> text key, at the last sync (paths, not the cache's doc numbers, which
+        # a refresh by another process renumbers)
+        self._docs: dict[str, str] = {}
         self._matrix = None  # all passage vectors, stacked
-        self._rows = None  # the doc of each memory in the matrix, in order
+        self._rows: list[str] = []  # the path of each memory in the matrix, in order
         self._starts = None  # the row where each of them begins
         self.pending: int | None = 0  # memories still to embed (None: not yet known)
         self.ready = False  # every memory of the last sync has vectors
@@ -58,20 +86,20 @@ class SemanticIndex:
             with db.snapshot(conn):  # doc numbers and texts from one state of the cache
                 row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                 generation = row[0] if row else ""
-                rows = conn.execute("SELECT doc, digest FROM memories").fetchall()
-                new = dict((doc, digest) for doc, digest in rows if digest not in self._keys)
-                for doc, title, body in self._texts(conn, list(new)):
+                rows = conn.execute("SELECT path, digest FROM memories").fetchall()
+                new = dict((path, digest) for path, digest in rows if digest not in self._keys)
+                for path, title, body in self._texts(conn, list(new)):
                     key = chunks.text_key(model.MODEL_ID, title, body)
-                    self._keys[new[doc]] = key
+                    self._keys[new[path]] = key
                     if key not in self._vecs:
                         texts[key] = (title, body)
                 # memories known from an earlier sync whose vectors never came (it failed)
-                again = [doc for doc, digest in rows if digest in self._keys
+                again = [path for path, digest in rows if digest in self._keys
                          and self._keys[digest] not in self._vecs
                          and self._keys[digest] not in texts]
-                for doc, title, body in self._texts(conn, again):
+                for _path, title, body in self._texts(conn, again):
                     texts[chunks.text_key(model.MODEL_ID, title, body)] = (title, body)
-            docs = {doc: self._keys[digest] for doc, digest in rows if digest in self._keys}
+            docs = {path: self._keys[digest] for path, digest in rows if digest in self._keys}
             embedded = self._fill(docs, texts, progress)
             live = set(docs.values())
             for key in [k for k in self._vecs if k not in live]:
@@ -84,7 +112,7 @@ class SemanticIndex:
             self.last_sync_s = time.perf_counter() - started
             return embedded
 
-    def _fill(self, docs: dict[int, str], texts: dict[str, tuple[str, str]],
+    def _fill(self, docs: dict[str, str], texts: dict[str, tuple[str, str]],
               progress: Progress | None) -> int:
         np = model.numpy()
 
@@ -102,37 +130,40 @@ class SemanticIndex:
                     n, model.DIMENSION).astype(np.float32)
             if not todo:
                 return 0
-            net = model.load(self.threads)
-            for start in range(0, len(todo), BATCH_MEMORIES):
-                keys = todo[start:start + BATCH_MEMORIES]
-                batch, counts = [], []
-                for key in keys:
-                    parts = chunks.passages(*texts[key])
-                    batch += parts
-                    counts.append(len(parts))
-                vecs = net.embed(batch)
-                rows, at = [], 0
-                for key, n in zip(keys, counts):
-                    self._vecs[key] = vecs[at:at + n]
-                    rows.append((key, n, vecs[at:at + n].astype(np.float16).tobytes()))
-                    at += n
-                vectors.store(store, rows)
-                self.pending = len(todo) - start - len(keys)
-                if progress:
-                    progress(start + len(keys), len(todo))
+            batches = [todo[i:i + BATCH_MEMORIES] for i in range(0, len(todo), BATCH_MEMORIES)]
+            passages = ([chunks.passages(*texts[key]) for key in keys] for keys in batches)
+            with _embedder(self.threads, self.workers if len(todo) >= MIN_PARALLEL else 1
+                           ) as embed_all:
+                self._store_batches(store, batches, embed_all(passages), len(todo), progress)
             return len(todo)
         finally:
             store.close()
             self.pending = 0
 
+    def _store_batches(self, store, batches, results, total: int,
+                       progress: Progress | None) -> None:
+        np = model.numpy()
+        done = 0
+        for keys, (vecs, counts) in zip(batches, results):
+            rows, at = [], 0
+            for key, n in zip(keys, counts):
+                self._vecs[key] = vecs[at:at + n]
+                rows.append((key, n, vecs[at:at + n].astype(np.float16).tobytes()))
+                at += n
+            vectors.store(store, rows)
+            done += len(keys)
+            self.pending = total - done
+            if progress:
+                progress(done, total)
+
     @staticmethod
-    def _texts(conn: sqlite3.Connection, docs: list[int]) -> list[tuple[int, str, str]]:
+    def _texts(conn: sqlite3.Connection, paths: list[str]) -> list[tuple[str, str, str]]:
         out = []
-        for start in range(0, len(docs), 500):
-            part = docs[start:start + 500]
+        for start in range(0, len(paths), 500):
+            part = paths[start:start + 500]
             marks = ",".join("?" * len(part))
-            out += conn.execute("SELECT m.doc, m.title, b.body FROM memories m JOIN bodies b "
-                                f"ON b.doc = m.doc WHERE m.doc IN ({marks})", part).fetchall()
+            out += conn.execute("SELECT m.path, m.title, b.body FROM memories m JOIN bodies b "
+                                f"ON b.doc = m.doc WHERE m.path IN ({marks})", part).fetchall()
         return out
 
     def _stack(self) -> None:
@@ -141,16 +172,16 @@ class SemanticIndex:
         np = model.numpy()
 
         parts, docs, starts, at = [], [], [], 0
-        for doc, key in self._docs.items():
+        for path, key in self._docs.items():
             vec = self._vecs.get(key)
             if vec is not None and len(vec):
                 parts.append(vec)
-                docs.append(doc)
+                docs.append(path)
                 starts.append(at)
                 at += len(vec)
         self._matrix = (np.vstack(parts) if parts
                         else np.zeros((0, model.DIMENSION), dtype=np.float32))
-        self._rows = np.array(docs, dtype=np.int64)
+        self._rows = docs
         self._starts = np.array(starts, dtype=np.int64)
 
     def prune(self) -> int:
@@ -163,7 +194,7 @@ class SemanticIndex:
 
     # -- asking -----------------------------------------------------------------------------
 
-    def similarity(self, text: str, min_cosine: float = -1.0) -> dict[int, float]:
+    def similarity(self, text: str, min_cosine: float = -1.0) -> dict[str, float]:
         """Cosine of ``text`` with each memory's best passage, for every indexed memory at
         least ``min_cosine`` similar."""
         np = model.numpy()
@@ -174,9 +205,9 @@ class SemanticIndex:
         query = model.load(self.threads).embed([text])[0]
         best = np.maximum.reduceat(matrix @ query, starts)
         keep = np.nonzero(best >= min_cosine)[0]
-        return dict(zip(docs[keep].tolist(), best[keep].tolist()))
+        return {docs[i]: float(best[i]) for i in keep.tolist()}
 
-    def vectors_of(self, docs: list[int]):
-        """The passage vectors of each of ``docs`` (those indexed)."""
-        return {d: self._vecs[self._docs[d]] for d in docs
-                if d in self._docs and self._docs[d] in self._vecs}
+    def vectors_of(self, paths: list[str]):
+        """The passage vectors of the memories at ``paths`` (those indexed)."""
+        return {p: self._vecs[self._docs[p]] for p in paths
+                if p in self._docs and self._docs[p] in self._vecs}

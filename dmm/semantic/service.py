@@ -99,17 +99,24 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     if index.ready and index.generation == (row[0] if row else ""):
         return index, None
-    thread = start_sync(ws)
+    generation = row[0] if row else ""
     deadline = time.monotonic() + WAIT.get()
-    while thread is not None and thread.is_alive() and time.monotonic() < deadline:
-        if index.pending is not None and index.pending > WAIT_FOR_MEMORIES:
-            break  # a long build: answer by words now, with a note
-        thread.join(0.05)
-    if key in _failed:
-        return None, _failed[key] + ": ranked by words only"
-    if thread is not None and thread.is_alive():
-        return None, (f"the semantic index is being built ({index.pending} memories to go): "
-                      "ranked by words only until it is ready")
+    for _attempt in range(2):
+        thread = start_sync(ws)
+        while thread is not None and thread.is_alive() and time.monotonic() < deadline:
+            if index.pending is not None and index.pending > WAIT_FOR_MEMORIES:
+                break  # a long build: answer by words now, with a note
+            thread.join(0.05)
+        if key in _failed:
+            return None, _failed[key] + ": ranked by words only"
+        if thread is not None and thread.is_alive():
+            return None, (f"the semantic index is being built ({index.pending} memories to "
+                          "go): ranked by words only until it is ready")
+        # another process may have refreshed the cache while the build ran: once more,
+        # cheaply (what was embedded is kept); the index is keyed by path, so a state a
+        # little newer than this query's is as good
+        if index.generation == generation or time.monotonic() >= deadline:
+            break
     return (index, None) if index.ready else (None, "the semantic index is not ready: "
                                               "ranked by words only")
 
@@ -133,8 +140,8 @@ def build_now(ws, conn: sqlite3.Connection, progress=None) -> tuple[int | None, 
     why = model.unavailable()
     if why:
         return None, why
-    index = SemanticIndex(ws.index_dir if db.usable(ws.index_dir) else None,
-                          threads=min(2, os.cpu_count() or 1))
+    index = SemanticIndex(ws.index_dir if db.usable(ws.index_dir) else None, threads=1,
+                          workers=os.cpu_count() or 1)  # the person waits: every core
     try:
         embedded = index.sync(conn, progress)
     except model.ModelUnavailable as exc:

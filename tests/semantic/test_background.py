@@ -48,6 +48,7 @@ def test_started_on_first_use_reused_and_only_for_this_user(repo, stop_daemons):
     stop_daemons.append(repo.root)
     pack, err = _query(repo)
     assert pack["stats"]["ranking"] == "words+meaning", err
+    assert pack["retrieved"], (pack, err, (repo.root / ".dmm/index/semantic.log").read_text())
     assert pack["retrieved"][0]["path"] == "project/m1.md"
     assert pack["retrieved"][0]["match"]["meaning"] > 0.3
     sock = repo.root / ".dmm" / "index" / client.SOCKET
