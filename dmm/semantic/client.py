@@ -122,19 +122,20 @@ def start(root: Path, index_dir: Path) -> None:
         os.close(log)
 
 
-def ask(root: Path, index_dir: Path, request: dict, start_if_absent: bool = True) -> dict:
+def ask(root: Path, index_dir: Path, request: dict, start_if_absent: bool = True,
+        start_wait: float = START_WAIT_S, answer_wait: float = ANSWER_WAIT_S) -> dict:
     """The background process's answer to ``request``; raises Unavailable."""
     path = socket_path(index_dir)
     request = dict(request, build=build_id())
     for attempt in range(2):
         try:
-            sock = _connect(path, ANSWER_WAIT_S)
+            sock = _connect(path, answer_wait)
             if sock is None and start_if_absent:
                 start(root, index_dir)
-                deadline = time.monotonic() + START_WAIT_S
+                deadline = time.monotonic() + start_wait
                 while sock is None and time.monotonic() < deadline:
                     time.sleep(0.02)
-                    sock = _connect(path, ANSWER_WAIT_S)
+                    sock = _connect(path, answer_wait)
             if sock is None:
                 raise Unavailable("the background process did not start (see "
                                   f"{index_dir / LOG})")
@@ -145,7 +146,7 @@ def ask(root: Path, index_dir: Path, request: dict, start_if_absent: bool = True
             raise Unavailable(f"cannot reach the background process: {exc}") from None
         if answer.get("stale") and attempt == 0:
             # started by another version of dmm: it is exiting; wait for its socket to go
-            deadline = time.monotonic() + START_WAIT_S
+            deadline = time.monotonic() + start_wait
             while path.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
             continue
@@ -153,7 +154,8 @@ def ask(root: Path, index_dir: Path, request: dict, start_if_absent: bool = True
     raise Unavailable("the background process keeps answering for another version of dmm")
 
 
-def via_background(ws, request: dict) -> tuple[dict | None, str | None]:
+def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
+                   answer_wait: float = ANSWER_WAIT_S) -> tuple[dict | None, str | None]:
     """(answer, None) from the background process; (None, note) when this command answers by
     itself instead (note None: nothing worth saying, e.g. the user turned the layer off).
     A DmmError the process reports (a bad budget, an empty task) is raised here."""
@@ -169,7 +171,8 @@ def via_background(ws, request: dict) -> tuple[dict | None, str | None]:
     if index_dir.is_symlink() or not index_dir.is_dir():
         return None, None  # the command itself says what is wrong with the cache folder
     try:
-        answer = ask(ws.root, index_dir, request)
+        answer = ask(ws.root, index_dir, request, start_wait=start_wait,
+                     answer_wait=answer_wait)
     except Unavailable as exc:
         return None, f"{exc}: ranked by words only"
     if answer.get("ok"):
