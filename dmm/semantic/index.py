@@ -23,6 +23,8 @@ from dmm.semantic import chunks, model, vectors
 Progress = Callable[[int, int], None]
 BATCH_MEMORIES = 32  # embedded, then stored in one transaction
 MIN_PARALLEL = 200  # memories: fewer are embedded in this process (workers take ~1 s to start)
+EXACT_UP_TO = 3000  # memories: a larger store looks at the passages of its nearest means only
+COARSE_TOP = 400
 
 
 def _embed_batch(passages: list[list[str]], threads: int = 1):
@@ -57,13 +59,15 @@ class SemanticIndex:
         self.workers = workers
         self._sync_lock = threading.Lock()
         self._keys: dict[str, str] = {}  # memory digest -> text key
-        self._vecs: dict[str, object] = {}  # text key -> (n, DIM) float32 array
+        self._vecs: dict[str, object] = {}  # text key -> (n, DIM) float16 array
         # memory path -> text key, at the last sync (paths, not the cache's doc numbers, which
         # a refresh by another process renumbers)
         self._docs: dict[str, str] = {}
         self._matrix = None  # all passage vectors, stacked
         self._rows: list[str] = []  # the path of each memory in the matrix, in order
         self._starts = None  # the row where each of them begins
+        self._counts = None  # and how many passages it has
+        self._means = None  # a large store: each memory's mean passage, normalised
         self.pending: int | None = 0  # memories still to embed (None: not yet known)
         self.ready = False  # every memory of the last sync has vectors
         self.generation: str | None = None
@@ -127,7 +131,7 @@ class SemanticIndex:
             self.pending = len(todo)
             for key, (n, blob) in vectors.known(store, sorted(stored)).items():
                 self._vecs[key] = np.frombuffer(blob, dtype=np.float16).reshape(
-                    n, model.DIMENSION).astype(np.float32)
+                    n, model.DIMENSION)
             if not todo:
                 return 0
             batches = [todo[i:i + BATCH_MEMORIES] for i in range(0, len(todo), BATCH_MEMORIES)]
@@ -147,8 +151,8 @@ class SemanticIndex:
         for keys, (vecs, counts) in zip(batches, results):
             rows, at = [], 0
             for key, n in zip(keys, counts):
-                self._vecs[key] = vecs[at:at + n]
-                rows.append((key, n, vecs[at:at + n].astype(np.float16).tobytes()))
+                self._vecs[key] = vecs[at:at + n].astype(np.float16)
+                rows.append((key, n, self._vecs[key].tobytes()))
                 at += n
             vectors.store(store, rows)
             done += len(keys)
@@ -168,7 +172,8 @@ class SemanticIndex:
 
     def _stack(self) -> None:
         """One matrix of every passage, each memory's rows together (``_starts`` says where
-        each begins), so a memory's best passage is one ``maximum.reduceat``."""
+        each begins), so a memory's best passage is one ``maximum.reduceat``; and one mean
+        vector per memory, to find the candidates of a large store first."""
         np = model.numpy()
 
         parts, docs, starts, at = [], [], [], 0
@@ -179,10 +184,17 @@ class SemanticIndex:
                 docs.append(path)
                 starts.append(at)
                 at += len(vec)
-        self._matrix = (np.vstack(parts) if parts
-                        else np.zeros((0, model.DIMENSION), dtype=np.float32))
+        matrix = (np.vstack(parts) if parts
+                  else np.zeros((0, model.DIMENSION), dtype=np.float16))
         self._rows = docs
         self._starts = np.array(starts, dtype=np.int64)
+        self._counts = np.diff(np.append(self._starts, len(matrix)))
+        if len(docs) <= EXACT_UP_TO:  # small: every passage, in float32, every time
+            self._matrix, self._means = matrix.astype(np.float32), None
+        else:
+            self._matrix = matrix  # float16: 50,000 memories of 6 passages take 230 MB
+            means = np.add.reduceat(matrix.astype(np.float32), self._starts)
+            self._means = means / np.linalg.norm(means, axis=1, keepdims=True).clip(1e-12)
 
     def prune(self) -> int:
         """Drop stored vectors that no memory of the last sync uses (after a full sync)."""
@@ -195,17 +207,27 @@ class SemanticIndex:
     # -- asking -----------------------------------------------------------------------------
 
     def similarity(self, text: str, min_cosine: float = -1.0) -> dict[str, float]:
-        """Cosine of ``text`` with each memory's best passage, for every indexed memory at
-        least ``min_cosine`` similar."""
+        """Cosine of ``text`` with each memory's best passage, for the indexed memories at
+        least ``min_cosine`` similar. In a store of more than EXACT_UP_TO memories, only the
+        COARSE_TOP memories whose mean passage is nearest are looked at passage by passage
+        (one product with 50,000 means instead of 300,000 passages)."""
         np = model.numpy()
 
-        matrix, docs, starts = self._matrix, self._rows, self._starts
+        matrix, docs, starts, means = self._matrix, self._rows, self._starts, self._means
         if matrix is None or not len(matrix):
             return {}
         query = model.load(self.threads).embed([text])[0]
-        best = np.maximum.reduceat(matrix @ query, starts)
-        keep = np.nonzero(best >= min_cosine)[0]
-        return {docs[i]: float(best[i]) for i in keep.tolist()}
+        if means is None:
+            best = np.maximum.reduceat(matrix @ query, starts)
+            keep = np.nonzero(best >= min_cosine)[0]
+            return {docs[i]: float(best[i]) for i in keep.tolist()}
+        top = np.argpartition(-(means @ query), COARSE_TOP)[:COARSE_TOP]
+        counts = self._counts[top]
+        rows = np.concatenate([np.arange(a, a + n) for a, n in zip(starts[top], counts)])
+        sims = matrix[rows].astype(np.float32) @ query
+        best = np.maximum.reduceat(sims, np.append(0, np.cumsum(counts)[:-1]))
+        return {docs[i]: float(b) for i, b in zip(top.tolist(), best.tolist())
+                if b >= min_cosine}
 
     def vectors_of(self, paths: list[str]):
         """The passage vectors of the memories at ``paths`` (those indexed)."""

@@ -105,3 +105,27 @@ def test_a_machine_without_the_model_answers_by_words_with_one_note(repo, monkey
     pack = memory_pack(repo.ws, "releases on tuesday")
     assert pack.ranking == "words" and len(pack.notes) == 1
     assert pack.retrieved[0].memory.path == "project/m2.md"
+
+
+def test_a_large_store_looks_at_the_passages_of_its_nearest_memories_only(tmp_path):
+    import numpy as np
+
+    from dmm.semantic import index as index_mod
+
+    task = "which queue carries the billing events?"
+    query = model.load().embed([task])[0]
+    rng = np.random.default_rng(3)
+    idx = SemanticIndex(None)
+    for n in range(index_mod.EXACT_UP_TO + 500):
+        vecs = rng.standard_normal((3, model.DIMENSION)).astype(np.float32)
+        idx._docs[f"m{n}.md"] = f"k{n}"
+        idx._vecs[f"k{n}"] = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(
+            np.float16)
+    planted = np.stack([query, query, rng.standard_normal(model.DIMENSION)]).astype(np.float32)
+    idx._vecs["k77"] = (planted / np.linalg.norm(planted, axis=1, keepdims=True)).astype(
+        np.float16)
+    idx._stack()
+    assert idx._means is not None  # the coarse path
+    sims = idx.similarity(task)
+    assert len(sims) == index_mod.COARSE_TOP
+    assert max(sims, key=sims.get) == "m77.md" and sims["m77.md"] == pytest.approx(1.0, abs=2e-3)
