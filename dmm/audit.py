@@ -18,8 +18,9 @@ from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 # the events `dmm log --decision` takes
 DECISIONS = ("proposed", "approved", "modified", "rejected", "deferred", "withdrawn", "fixed")
 RESOLUTIONS = tuple(f"resolved:{a}" for a in ("deprecate", "merge", "clarify", "dismiss",
-                                              "defer", "flag", "undo"))
-EVENTS = DECISIONS + RESOLUTIONS
+                                              "defer", "undo"))
+EVENTS = DECISIONS + RESOLUTIONS + ("flagged",)  # a flag records a conflict, resolves nothing
+AUTO_FIXER = "dmm-reviewer"  # who made a "Dmm-Fix: auto" commit written before it said so
 
 
 @dataclass
@@ -57,14 +58,16 @@ def _entry(commit: Commit) -> LogEntry | None:
     elif "Dmm-Type" in t:
         event = "proposed"  # also a proposed resolution, which carries Dmm-Resolution too
     elif "Dmm-Resolution" in t:
-        event = f"resolved:{t['Dmm-Resolution']}"
+        event = ("flagged" if t["Dmm-Resolution"] == "flag" else
+                 f"resolved:{t['Dmm-Resolution']}")
     else:
         event = "recorded"
     reason = message_body(commit.message)
     ids = list(dict.fromkeys(v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
                              for v in every.get(key, ())))
     who = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else
-           t.get("Dmm-Proposed-By")) or commit.author
+           t.get("Dmm-Proposed-By")) or (AUTO_FIXER if t.get("Dmm-Fix") == "auto" else
+                                         commit.author)
     return LogEntry(commit=commit.sha, date=commit.date, who=who, event=event,
                     proposal_id=t.get("Dmm-Proposal", ""), type=t.get("Dmm-Type", ""),
                     path=t.get("Dmm-Path", ""), new_path=t.get("Dmm-New-Path", ""),
@@ -81,11 +84,15 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
     if not revs and not git.refs(PROPOSAL_PREFIX):
         return []
     commits = git.commits(*revs, f"--glob={PROPOSAL_PREFIX}*", "--grep=^Dmm-", "--date-order")
+    every = [e for e in map(_entry, commits) if e is not None]
+    by_commit = {e.commit: e for e in every}
+    for e in every:  # an undo names the memories of the resolution it reverts
+        reverted = by_commit.get(next(iter(e.trailers.get("Dmm-Reverts", [])), ""))
+        if reverted is not None and not e.memory_ids:
+            e.memory_ids = list(reverted.memory_ids)
+            e.memory_id = e.memory_ids[0] if e.memory_ids else ""
     out = []
-    for commit in commits:
-        entry = _entry(commit)
-        if entry is None:
-            continue
+    for entry in every:
         if path and path not in (entry.path, entry.new_path):
             continue
         if memory and memory not in entry.memory_ids:
@@ -96,6 +103,17 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
         if limit and len(out) >= limit:
             break
     return out
+
+
+def touching(events: list[LogEntry], ids: set[str], paths: set[str]) -> list[LogEntry]:
+    """The events that touched a memory known by ``ids`` and ``paths``: those naming it, and
+    every event of the same proposal or conflict (a decision, an undo)."""
+    named = {e.commit for e in events
+             if ids & set(e.memory_ids) or paths & ({e.path, e.new_path} - {""})}
+    proposals = {e.proposal_id for e in events if e.commit in named} - {""}
+    conflicts = {e.conflict_id for e in events if e.commit in named and not e.proposal_id}
+    return [e for e in events if e.commit in named or e.proposal_id in proposals
+            or (e.conflict_id and e.conflict_id in conflicts and not e.proposal_id)]
 
 
 def ids_ever_named(git: Git) -> set[str]:
@@ -152,7 +170,8 @@ def history(git: Git, path: str) -> list[HistoryEntry]:
         entry = _entry(Commit(sha, (), author, "", date, message))
         file_path = next((n for n in names.split("\n") if n.strip()), MEMORY_ROOT + path)
         proposal = entry.proposal_id if entry else ""
-        out.append(HistoryEntry(sha, date, author, message.split("\n", 1)[0],
+        out.append(HistoryEntry(sha, date, entry.who if entry else author,
+                                message.split("\n", 1)[0],
                                 file_path.strip().removeprefix(MEMORY_ROOT),
                                 entry.event if entry else "commit",
                                 entry.reason if entry else "",

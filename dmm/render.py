@@ -41,6 +41,12 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
-def count(n: int, noun: str) -> str:
-    """``n`` and the noun in the number it needs: "1 day", "3 days"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in the number it needs: "1 day", "3 days", "1 memory", "2 memories"
+    (``plural``: when adding an s is not it; "memory" and "-y" nouns know theirs)."""
+    if n == 1:
+        return f"{n} {noun}"
+    if plural is None:
+        plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" \
+            else noun + "s"
+    return f"{n} {plural}"

@@ -115,12 +115,25 @@ class Workspace:
             resolved = cand.resolve()
             if resolved.is_relative_to(memory_dir) and resolved.exists():
                 return resolved.relative_to(memory_dir).as_posix()
-        # a file that is gone (deprecated, renamed): as the user wrote it, from the root when
-        # it names .dmm/memory/, else relative to .dmm/memory/
-        named_from_root = raw.parts[:2] == (DMM_DIR, "memory")
-        resolved = (self.root / raw if named_from_root else candidates[-1]).resolve()
+        # a file that does not exist (yet, or any more): from the current folder when the
+        # user stands inside .dmm/memory/ or writes ./ or ../, from the root when it names
+        # .dmm/memory/, else relative to .dmm/memory/
+        here = (cwd or Path.cwd()).resolve()
+        text = str(path).replace("\\", "/")
+        if raw.is_absolute():
+            base = raw
+        elif here.is_relative_to(memory_dir) or text.startswith(("./", "../")) or text in (
+                ".", ".."):
+            base = here / raw
+        elif raw.parts[:2] == (DMM_DIR, "memory"):
+            base = self.root / raw
+        else:
+            base = self.memory_dir / raw
+        resolved = base.resolve()
         if not resolved.is_relative_to(memory_dir):
-            raise InvalidInputError(f"{path} is outside {DMM_DIR}/memory/")
+            raise InvalidInputError(f"{path} is outside {DMM_DIR}/memory/ (from {here})",
+                                    hint="name a memory relative to .dmm/memory/, e.g. "
+                                         "project/api/errors.md, or by its id")
         return resolved.relative_to(memory_dir).as_posix()
 
 

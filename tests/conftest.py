@@ -14,6 +14,11 @@ import pytest
 from dmm.scaffold import init
 from dmm.workspace import Workspace
 
+# as git's own test suite does: no test waits in a pager on a pseudo-terminal (the tests of the
+# pager set $PAGER themselves)
+os.environ["PAGER"] = "cat"
+os.environ.pop("DMM_PAGER", None)
+
 # The semantic layer starts a background process per repository and loads a model: the tests
 # of tests/semantic/ turn it on where they test it (env {"DMM_SEMANTIC": "on"}); everywhere else
 # the commands answer by words, as they do on a machine without the model.

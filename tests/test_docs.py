@@ -174,6 +174,55 @@ def test_docs_point_only_at_what_a_reader_of_this_repository_can_see():
     assert not found, "\n".join(found)
 
 
+def test_the_store_this_repository_ships_points_only_inside_it():
+    """The README's first command prints memories of .dmm/memory/: every file they name is in
+    this repository, none outside it."""
+    import re
+
+    missing, outside = [], []
+    for memory in sorted((ROOT / ".dmm" / "memory").rglob("*.md")):
+        text = memory.read_text(encoding="utf-8")
+        rel = memory.relative_to(ROOT)
+        outside += [f"{rel}: {m}" for m in re.findall(r"(?:\.\./|/work/|~/)\S*", text)]
+        for path in re.findall(r"`((?:docs|tools|tests|dmm|templates|hooks)/[\w./-]+)`", text):
+            if path.startswith(("dmm/audit", "dmm/proposals")):  # branches, not files
+                continue
+            if not (ROOT / path.rstrip("/")).exists():
+                missing.append(f"{rel}: {path}")
+    assert not outside, outside
+    assert not missing, missing
+
+
+def test_performance_and_conflicts_docs_state_todays_figures_not_a_history():
+    import re
+
+    history = [r"\bversion \d+ (against|and) (version )?\d+", r"\bstood at\b", r"\bwhat moved it\b",
+               r"\bmeasured again\b", r"\ban hour later\b", r"\ba day earlier\b",
+               r"\bbefore the rules\b"]
+    for name in ("performance.md", "conflicts.md"):
+        text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        found = [p for p in history if re.search(p, text, re.IGNORECASE)]
+        assert not found, (name, found)
+        assert "## How to reproduce" in text or "How to reproduce" in text, name
+
+
+def test_small_promises_match_the_code():
+    """The config's comment on copies, writeback's exit codes and the pre-commit advice."""
+    import re
+
+    from dmm.conflicts.analyzers.semantic import MIN_SHARED_ANCHORS
+    from dmm.errors import ExitCode
+
+    for config in (resource_dir("templates") / "config.toml.j2", ROOT / ".dmm" / "config.toml"):
+        said = re.search(r"in common \(at least (\d+)\)", config.read_text(encoding="utf-8"))
+        assert said and int(said.group(1)) == MIN_SHARED_ANCHORS, config
+    writeback = " ".join((ROOT / "docs" / "writeback.md").read_text(encoding="utf-8").split())
+    assert f"exit code {int(ExitCode.INVALID_INPUT)}, or {int(ExitCode.NOT_FOUND)} when" in \
+        writeback
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    assert "rev: <a tag>" not in hooks and "commit sha" in hooks
+
+
 def test_every_command_and_subcommand_shows_examples_in_its_help():
     import re
 

@@ -25,10 +25,12 @@ COMMANDS = {
     "query": "dmm.cli.query_cmd",
     "list": "dmm.cli.list_cmd",
     "show": "dmm.cli.show_cmd",
+    "search": "dmm.cli.search_cmd",
     "validate": "dmm.cli.validate_cmd",
     "status": "dmm.cli.status_cmd",
     "reindex": "dmm.cli.reindex_cmd",
     "write": "dmm.cli.write_cmd",
+    "edit": "dmm.cli.edit_cmd",
     "review": "dmm.cli.review_cmd",
     "log": "dmm.cli.log_cmd",
     "history": "dmm.cli.history_cmd",
@@ -53,7 +55,62 @@ class LazyGroup(click.Group):
         name = ALIASES.get(name, name)
         if name not in COMMANDS:
             return None
-        return importlib.import_module(COMMANDS[name]).command
+        return _with_output_options(importlib.import_module(COMMANDS[name]).command)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """A mistyped command gets the nearest names, as a mistyped subcommand does."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            near = difflib.get_close_matches(name, [*COMMANDS, *ALIASES], n=3, cutoff=0.6)
+            hint = (" Did you mean " + " or ".join(f"'{n}'" for n in near) + "?") if near else ""
+            ctx.fail(f"No such command '{name}'.{hint}")
+        return super().resolve_command(ctx, args)
+
+
+def _set_color(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        from dmm.cli.terminal import set_color_mode
+
+        set_color_mode(value)
+
+
+def _set_no_pager(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from dmm.cli.terminal import set_pager
+
+        set_pager(False)
+
+
+def _set_quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from dmm.cli.terminal import set_quiet
+
+        set_quiet(True)
+
+
+def _output_options(hidden: bool) -> list[click.Option]:
+    return [click.Option(["--color"], type=click.Choice(["auto", "always", "never"]),
+                         expose_value=False, is_eager=True, callback=_set_color, hidden=hidden,
+                         help="Colour: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR "
+                              "or CLICOLOR_FORCE force it), always or never."),
+            click.Option(["--no-pager"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_set_no_pager, hidden=hidden,
+                         help="Do not page long output ($DMM_PAGER, $PAGER or less -FRX).")] + [
+            click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, is_eager=True,
+                         callback=_set_quiet, hidden=hidden,
+                         help="Only data, warnings and errors: no progress or notes on stderr.")]
+
+
+def _with_output_options(command: click.Command) -> click.Command:
+    """--color, --no-pager and --quiet are accepted after any command too (hidden in its
+    help: the top-level help documents them)."""
+    if not any(p.name == "no_pager" for p in command.params):
+        command.params.extend(_output_options(hidden=True))
+    for sub in getattr(command, "commands", {}).values():
+        _with_output_options(sub)
+    return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"],
@@ -80,6 +137,9 @@ def cli(ctx: click.Context, repo: Path | None) -> None:
     if repo is not None and not repo.is_dir():
         raise click.BadParameter(f"{repo} is not a directory", param_hint="-C/--repo")
     ctx.obj = {"repo": repo}
+
+
+cli.params.extend(_output_options(hidden=False))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -37,6 +37,19 @@ def opened_workspace() -> Workspace | None:
     return _opened[-1] if _opened else None
 
 
+def open_index(ctx: click.Context):
+    """(workspace, a fresh cache connection), with a progress bar while many files are read."""
+    from dmm.index.refresh import open_fresh
+
+    ws = workspace(ctx)
+    progress, finish = progress_bar("indexing memories")
+    try:
+        conn, _ = open_fresh(ws, progress)
+    finally:
+        finish()
+    return ws, conn
+
+
 def _finish_landing(ws: Workspace) -> None:
     from dmm.errors import DmmError
     from dmm.gitrepo import Git
@@ -63,6 +76,10 @@ def message(text: str) -> None:
     """A message for the person at the terminal: always stderr, never mixed with data; a
     leading "warning:", "error:" or "note:" in its colour."""
     label = _LABEL.match(text)
+    from dmm.cli.terminal import quiet
+
+    if quiet() and not (label and label.group(2) in ("warning", "error")):
+        return
     if label:
         from dmm.cli.terminal import paint
 
@@ -75,7 +92,9 @@ def message(text: str) -> None:
 def progress_bar(label: str, min_items: int = 200) -> tuple[Callable[[int, int], None] | None,
                                                             Callable[[], None]]:
     """A (progress, finish) pair drawing a bar on stderr when it is a terminal; else no-ops."""
-    if not sys.stderr.isatty():
+    from dmm.cli.terminal import quiet
+
+    if not sys.stderr.isatty() or quiet():
         return None, lambda: None
     state: dict = {}
 
@@ -94,6 +113,31 @@ def progress_bar(label: str, min_items: int = 200) -> tuple[Callable[[int, int],
             state["bar"].__exit__(None, None, None)
 
     return progress, finish
+
+
+class When(click.ParamType):
+    """A time filter, the one way every command takes one: a number of days ago (30) or a
+    date (2026-11-01). The value is the number of whole days before today."""
+
+    name = "DAYS|DATE"
+
+    def convert(self, value, param, ctx) -> int:
+        import datetime as dt
+
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if text.isdigit():
+            return int(text)
+        try:
+            day = dt.date.fromisoformat(text[:10])
+        except ValueError:
+            self.fail(f"{value!r} is neither a number of days nor a date (YYYY-MM-DD)",
+                      param, ctx)
+        return max(0, (dt.date.today() - day).days)
+
+
+WHEN = When()
 
 
 MAX_INPUT_BYTES = 1_048_576

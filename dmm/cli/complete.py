@@ -67,15 +67,11 @@ def memories(ctx: click.Context, param: click.Parameter, incomplete: str) -> lis
     found = _cached(ws, "SELECT id, title FROM memories") or [
         (m.group(1), "") for m in (_id_of(root / rel) for rel in files) if m]  # no cache yet
     found += [(rel, "") for rel in files]
-    return [CompletionItem(prefix + value, help=title or None) for value, title in found
+    return [CompletionItem(prefix + value, help=title or None) for value, title in sorted(found)
             if value.startswith(last)]
 
 
-def proposals(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
-    """Open proposals: the branches under dmm/proposals/."""
-    ws = _workspace(ctx)
-    if ws is None:
-        return []
+def _open_proposals(ws: Workspace) -> list[str]:
     try:
         from dmm.gitrepo import Git
 
@@ -83,7 +79,32 @@ def proposals(ctx: click.Context, param: click.Parameter, incomplete: str) -> li
                                 "refs/heads/dmm/proposals/", check=False).stdout
     except Exception:  # noqa: BLE001 - git missing or failing: nothing to offer
         return []
-    return [CompletionItem(n) for n in refs.splitlines() if n and n.startswith(incomplete)]
+    return [n for n in refs.splitlines() if n]
+
+
+def proposals(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Open proposals: the branches under dmm/proposals/."""
+    ws = _workspace(ctx)
+    if ws is None:
+        return []
+    return [CompletionItem(n) for n in sorted(_open_proposals(ws)) if n.startswith(incomplete)]
+
+
+def any_proposals(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Open proposals, then decided ones (`review show` shows both)."""
+    ws = _workspace(ctx)
+    if ws is None:
+        return []
+    opened = sorted(_open_proposals(ws))
+    try:
+        from dmm.gitrepo import Git
+        from dmm.proposals.queue import closed_proposals
+
+        closed = [(p["proposal_id"], p["status"]) for p in closed_proposals(Git(ws.root))]
+    except Exception:  # noqa: BLE001 - nothing more to offer
+        closed = []
+    return [CompletionItem(n, help=help) for n, help in
+            [(n, "open") for n in opened] + sorted(closed) if n.startswith(incomplete)]
 
 
 def conflicts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
@@ -92,5 +113,51 @@ def conflicts(ctx: click.Context, param: click.Parameter, incomplete: str) -> li
     if ws is None:
         return []
     rows = _cached(ws, "SELECT conflict_id, description FROM conflicts")
-    return [CompletionItem(cid, help=(text or "")[:80] or None) for cid, text in rows
+    return [CompletionItem(cid, help=(text or "")[:80] or None) for cid, text in sorted(rows)
             if cid.startswith(incomplete)]
+
+
+def decided_conflicts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """Conflicts with a committed decision (`conflicts undo` reverts one), newest first."""
+    ws = _workspace(ctx)
+    if ws is None:
+        return []
+    from dmm.conflicts.store import decisions
+
+    found = sorted(decisions(ws.conflicts_dir).items(), key=lambda kv: kv[1].get("at") or "",
+                   reverse=True)
+    return [CompletionItem(cid, help=f"{d.get('status')}: {d.get('action') or ''} "
+                                     f"{d.get('reason') or ''}"[:80])
+            for cid, d in found if cid.startswith(incomplete)]
+
+
+def _conflict_pair(ctx: click.Context) -> list[tuple[str, str]]:
+    """The two memories (id, title) of the conflict named on the command line, if any."""
+    import os
+
+    ws = _workspace(ctx)
+    # click leaves the parsed arguments out when the line ends with an option awaiting its
+    # value ("--target "); the words of the line (COMP_WORDS, in bash, zsh and fish alike)
+    # still hold the conflict id
+    words = [ctx.params.get("conflict_id") or "", *os.environ.get("COMP_WORDS", "").split()]
+    cid = next((w for w in words if re.fullmatch(r"conflict_[0-9a-f]+", w)), "")
+    if ws is None or not cid:
+        return []
+    rows = _cached(ws, f"SELECT a, b FROM conflicts WHERE conflict_id = '{cid}'")
+    ids = list(rows[0]) if rows else []
+    titles = dict(_cached(ws, "SELECT id, title FROM memories"))
+    return [(i, titles.get(i, "")) for i in ids]
+
+
+def conflict_memories(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """--target: the two memories of the conflict given (else any memory)."""
+    pair = _conflict_pair(ctx)
+    if not pair:
+        return memories(ctx, param, incomplete)
+    return [CompletionItem(i, help=t or None) for i, t in pair if i.startswith(incomplete)]
+
+
+def clarifications(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+    """--clarify MEMORY_ID=TEXT: the conflict's memories, each followed by '='."""
+    return [CompletionItem(f"{i}=", help=t or None) for i, t in _conflict_pair(ctx)
+            if f"{i}=".startswith(incomplete)]

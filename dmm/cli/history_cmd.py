@@ -6,7 +6,8 @@ import click
 
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.cli.terminal import no_headers_option, paint_kind, table
+from dmm.cli.tables import Col, short_commit, short_date
+from dmm.cli.terminal import no_headers_option, paged, paint_kind, table
 from dmm.errors import NotFoundError
 
 
@@ -52,8 +53,11 @@ def command(ctx, memory, no_headers, as_json) -> int:
     if not events:
         message(f"git has no commit of {path}")
         return 0
-    click.echo(table([(e.commit[:12], e.date[:16].replace("T", " "), e.who, e.path,
-                       e.decision or "", e.subject) for e in events],
-                     ("commit", "date", "by", "path", "decision", "change"), no_headers,
-                     colours={4: paint_kind}))
+    with paged():
+        click.echo(table([(e.commit[:12], e.date[:16].replace("T", " "), e.who, e.path,
+                           e.decision or "", e.subject) for e in events],
+                         (Col("commit", "id", short=short_commit),
+                          Col("date", short=short_date, drop=3), Col("by", "text", drop=2, min=8),
+                          Col("path", "path", drop=4, min=16), Col("decision", drop=1),
+                          Col("change", "title")), no_headers, colours={4: paint_kind}))
     return 0

@@ -52,12 +52,13 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
         message(f"Initialised dmm in {ws.root / '.dmm'} ({len(result.created)} files created)")
         for path in result.created:
             message(f"  created {path}")
-        message("Next: commit the store (git add .dmm && git commit -m 'Add dmm memory'), "
-                "then try: dmm query \"<your task>\"")
     elif not hooks:
         message(f"dmm is already initialised in {ws.root / '.dmm'}: nothing changed")
     if hooks and not as_json:
         message(f"installed git hooks: {', '.join(hooks)} (dmm hooks uninstall removes them)")
+    if store_files and not as_json:
+        message("Next: commit the store (git add .dmm && git commit -m 'Add dmm memory'), "
+                "then try: dmm query \"<your task>\"")
     return 0
 
 

@@ -18,15 +18,18 @@ from dmm.query import MAX_BUDGET
                    "in .dmm/config.toml, 1200].")
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES[1:]),
               help="Only retrieve memories of this scope (repeatable). Baseline is always in.")
-@click.option("--tags", default="", metavar="TAG,TAG",
-              help="Only retrieve memories carrying at least one of these tags.")
+@click.option("--tag", "all_tags", multiple=True, metavar="TAG",
+              help="Only retrieve memories with this tag (repeat, or TAG,TAG: all of them, as "
+                   "`dmm list --tag`).")
+@click.option("--tags", default="", hidden=True)  # the old spelling: any of these tags
 @click.option("--exclude-ephemeral", is_flag=True, help="Leave out ephemeral memories.")
 @click.option("--include-deprecated", is_flag=True,
               help="Also consider deprecated memories (left out by default).")
 @json_option
 @click.pass_context
 def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str, ...],
-            tags: str, exclude_ephemeral: bool, include_deprecated: bool, as_json: bool) -> int:
+            all_tags: tuple[str, ...], tags: str, exclude_ephemeral: bool,
+            include_deprecated: bool, as_json: bool) -> int:
     """Print the Memory Pack for TASK: the memories an agent needs for it.
 
     The pack holds every baseline memory in full, then the active memories most relevant to
@@ -56,6 +59,7 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
     from dmm.query.run import memory_pack
 
     pack = memory_pack(ws, task, budget=budget, scopes=scopes, tags=tuple(tags.split(",")),
+                       all_tags=tuple(t for tag in all_tags for t in tag.split(",")),
                        exclude_ephemeral=exclude_ephemeral,
                        include_deprecated=include_deprecated)
     for text in pack.notes or ([note] if note else []):

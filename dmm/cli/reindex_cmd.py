@@ -7,6 +7,7 @@ import time
 import click
 
 from dmm.cli.common import emit_json, json_option, message, progress_bar, workspace
+from dmm.render import count
 
 
 @click.command("reindex")
@@ -52,9 +53,10 @@ def command(ctx: click.Context, as_json: bool) -> int:
         emit_json({"files": report.files, "memories": memories, "files_with_errors": errors,
                    "embedded": embedded, "seconds": round(seconds, 3)})
     else:
-        message(f"indexed {memories} memories from {report.files} files in {seconds:.2f} s"
-                + (f"; {errors} file(s) with errors: run `dmm validate`" if errors else "")
-                + (f"; {embedded} embedded" if embedded else ""))
+        message(f"indexed {count(memories, 'memory')} from {count(report.files, 'file')} in "
+                f"{seconds:.2f} s"
+                + (f"; {count(errors, 'file')} with errors: run `dmm validate`" if errors else "")
+                + (f"; {count(embedded, 'memory')} embedded" if embedded else ""))
         if why:
             message(f"note: no semantic index: {why}")
     return 0

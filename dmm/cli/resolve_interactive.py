@@ -7,15 +7,14 @@ as it is made, so quitting half-way (q, Ctrl-C, Ctrl-D) leaves everything consis
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
-import textwrap
-from itertools import zip_longest
 
 import click
 
-from dmm.cli.common import message
+from dmm.cli.common import message, open_index
+from dmm.cli.prompt import Prompter
+from dmm.cli.side_by_side import side_by_side
 from dmm.cli.terminal import paint, paint_kind
 from dmm.errors import DmmError, ExitCode, InvalidInputError
 
@@ -23,63 +22,12 @@ KEYS = {"a": "keep A (deprecate B)", "b": "keep B (deprecate A)", "m": "merge", 
         "d": "dismiss", "f": "defer", "s": "skip", "q": "quit"}
 
 
-def _column(label: str, memory, width: int) -> list[str]:
-    head = [f"{label}: {memory.id} ({memory.scope})", f"{memory.path}",
-            f"created {memory.created or '?'}, {memory.confidence}, priority {memory.priority}",
-            "", memory.title, ""]
-    out = []
-    for line in head:
-        out += textwrap.wrap(line, width) or [""]
-    for block in paragraphs(memory.content):
-        out += _wrap(block, width)
-    return out
-
-
-_KEEP_LINES = re.compile(r"^\s*([-*+>|#]|\d+[.)]\s|```|\s{4})")
-
-
-def paragraphs(text: str) -> list[str]:
-    """The text's blocks with hard line breaks inside prose joined, so that a narrower column
-    re-wraps whole sentences (a file wrapped at 100 characters, shown in 48, would otherwise
-    leave a word or two on every other line). Lists, headings, quotes, tables and code keep
-    their lines."""
-    blocks: list[str] = []
-    prose: list[str] = []
-    fenced = False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        if fenced or line.lstrip().startswith("```") or not line.strip() or \
-                _KEEP_LINES.match(line):
-            if prose:
-                blocks.append(" ".join(prose))
-                prose = []
-            blocks.append(line)
-        else:
-            prose.append(line.strip())
-    if prose:
-        blocks.append(" ".join(prose))
-    return blocks
-
-
-def _wrap(block: str, width: int) -> list[str]:
-    indent = re.match(r"\s*(?:[-*+]|\d+[.)])?\s*", block).group(0)
-    return textwrap.wrap(block, width, subsequent_indent=" " * len(indent)) or [""]
-
-
-def side_by_side(a, b, width: int) -> str:
-    """Memory A on the left, B on the right, each labelled, each re-wrapped to its column."""
-    col = max(20, (width - 3) // 2)
-    rows = zip_longest(_column("A", a, col), _column("B", b, col), fillvalue="")
-    return "\n".join(f"{left.ljust(col)} | {right}".rstrip() for left, right in rows)
-
-
 def _show(step, a, b, index: int, total: int) -> None:
     c = step.conflict
     width = shutil.get_terminal_size((100, 24)).columns
     click.echo("")
     click.echo(paint(f"[{index}/{total}] {c.conflict_id}: ", bold=True) + paint_kind(c.type)
-               + paint(f", confidence {c.confidence:.2f}", bold=True))
+               + paint(f", score {c.confidence:.2f}", bold=True))
     click.echo(c.description)
     click.echo(f"evidence: {c.evidence}")
     click.echo("")
@@ -92,53 +40,54 @@ def _show(step, a, b, index: int, total: int) -> None:
         click.echo(f"recommended: {step.recommendation or 'your call'} ({step.why})")
 
 
-def _choose() -> str:
-    prompt = "  ".join(f"[{k}] {v}" for k, v in KEYS.items())
-    return click.prompt(prompt, type=click.Choice(list(KEYS)), show_choices=False).strip()
+def _choose(ask) -> str:
+    return ask("  ".join(f"[{k}] {v}" for k, v in KEYS.items()), choices=list(KEYS))
 
 
-def _request(key: str, step, a, b):
+def _request(prompter, key: str, step, a, b):
     """The ResolutionRequest for ``key``, asking for what it needs; None to ask again."""
     from dmm.conflicts.resolver import ResolutionRequest, merge_draft
 
+    ask = prompter.ask
     cid = step.conflict.conflict_id
     if key in "ab":
         keep, drop = (a, b) if key == "a" else (b, a)
-        reason = click.prompt("Reason", default=f"{keep.id} is the current rule")
+        reason = ask("Reason", default=f"{keep.id} is the current rule")
         return ResolutionRequest(cid, "deprecate", reason, target=drop.id)
     if key == "m":
         edited = click.edit(merge_draft(a, b), extension=".md", require_save=True)
+        prompter.forget()  # a Ctrl-C typed in the editor was the editor's
         if not edited or not edited.strip():
             message("merge cancelled: the draft was not saved")
             return None
-        reason = click.prompt("Reason", default="merged into one memory")
+        reason = ask("Reason", default="merged into one memory")
         return ResolutionRequest(cid, "merge", reason, content=edited)
     if key == "c":
         notes = {}
         for label, m in (("A", a), ("B", b)):
-            text = click.prompt(f"Scope or condition for {label} ({m.id}), empty to leave it",
-                                default="", show_default=False)
+            text = ask(f"Scope or condition for {label} ({m.id}), empty to leave it",
+                       default="")
             if text.strip():
                 notes[m.id] = text
         if not notes:
             message("nothing to clarify")
             return None
-        reason = click.prompt("Reason", default="they apply in different situations")
+        reason = ask("Reason", default="they apply in different situations")
         return ResolutionRequest(cid, "clarify", reason, clarifications=notes)
-    reason = click.prompt("Reason")
+    reason = ask("Reason")
     return ResolutionRequest(cid, "dismiss" if key == "d" else "defer", reason)
 
 
 def walk(ctx) -> int:
-    from dmm.cli.conflicts_cmd import _open
     from dmm.conflicts.service import auto_plan, memories_of, resolve
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InvalidInputError("--interactive needs a terminal",
                                 hint="use `dmm conflicts resolve CONFLICT_ID --action ...` "
                                      "or `--auto` in scripts")
-    ws, conn = _open(ctx)
+    ws, conn = open_index(ctx)
     done = skipped = 0
+    prompter = Prompter()
     try:
         steps = auto_plan(ws, conn, min_confidence=0.0)
         mems = memories_of(conn, [s.conflict for s in steps])
@@ -154,10 +103,13 @@ def walk(ctx) -> int:
             _show(step, a, b, index, len(steps))
             while True:
                 try:
-                    key = _choose()
+                    with prompter:  # no Ctrl-C is lost, whenever it comes
+                        key = _choose(prompter.ask)
+                        request = _request(prompter, key, step, a, b) if key in \
+                            "abmcdf" else None
                 except EOFError:  # the input ended (Ctrl-D): as q
                     key = "q"
-                except click.Abort:  # Ctrl-C: stop, and say so in the exit status
+                except KeyboardInterrupt:  # Ctrl-C: stop, and say so in the exit status
                     key = "interrupted"
                 if key in ("q", "interrupted"):
                     message(f"stopped: {done} resolved, {skipped} skipped; every decision "
@@ -166,7 +118,6 @@ def walk(ctx) -> int:
                 if key == "s":
                     skipped += 1
                     break
-                request = _request(key, step, a, b)
                 if request is None:
                     continue
                 try:

@@ -6,7 +6,7 @@ import click
 
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.cli.terminal import no_headers_option, paint_diff, paint_kind, table
+from dmm.cli.terminal import no_headers_option, paged, paint_diff, paint_kind, table
 from dmm.errors import InvalidInputError
 
 
@@ -23,57 +23,71 @@ def command() -> None:
     """
 
 
+def _columns(when: str) -> tuple:
+    """The proposal id and the memory's path stay; the rest go on a narrow terminal."""
+    from dmm.cli.tables import Col, short_date
+
+    return (Col("id", "id"), Col("type", drop=3), Col("path", "title"), Col("status", drop=4),
+            Col("by", "text", drop=1, min=8), Col(when, short=short_date, drop=2))
+
+
 @command.command("list")
-@click.option("--status", type=click.Choice(["pending", "deferred", "all", "approved", "modified",
-                                           "rejected", "withdrawn", "closed"]),
-              default="all", show_default=True,
-              help="Open ones (pending, deferred, all of them) or decided ones (approved, "
-                   "modified, rejected, withdrawn, closed: any decision).")
-@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=100, show_default=True)
+@click.option("--status", type=click.Choice(["open", "pending", "deferred", "closed", "approved",
+                                           "modified", "rejected", "withdrawn", "all"]),
+              default="open", show_default=True,
+              help="open (pending or deferred), pending, deferred; closed (any decision), "
+                   "approved, modified, rejected, withdrawn; all: open and closed.")
+@click.option("--sort", type=click.Choice(["date", "path", "id", "status", "type"]),
+              help="[default: open ones oldest first, then closed ones newest first]")
+@click.option("--reverse", is_flag=True, help="The other way round.")
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
 @no_headers_option
 @json_option
 @click.pass_context
-def list_cmd(ctx, status, limit, no_headers, as_json) -> int:
-    """List open proposals, oldest first; with a decided --status, closed ones, newest first.
+def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
+    """List proposals: open ones oldest first, then closed ones newest first.
 
     \b
     Examples:
       dmm review list
       dmm review list --status rejected
+      dmm review list --status all --json
       dmm review list --no-headers | cut -f1
     """
     from dmm.gitrepo import Git
     from dmm.proposals.queue import CLOSED, closed_with, open_proposals
 
     ws = workspace(ctx)
-    if status in (*CLOSED, "closed"):
-        closed = closed_with(Git(ws.root), status)
-        if as_json:
-            emit_json({"proposals": closed[:limit], "total": len(closed)})
-        elif not closed:
-            message(f"No {status} proposals.")
-        else:
-            click.echo(table([(p["proposal_id"], p["type"], p["new_path"], p["status"],
-                               p["decided_by"], p["decided_at"][:16]) for p in closed[:limit]],
-                             ("id", "type", "path", "status", "by", "decided"), no_headers,
-                             fit=2, colours={3: paint_kind}))
-        return 0
-    props = [p for p in open_proposals(Git(ws.root)) if status in ("all", p.status)]
-    shown = props[:limit]
+    git = Git(ws.root)
+    opened = [] if status in (*CLOSED, "closed") else [
+        p for p in open_proposals(git) if status in ("all", "open", p.status)]
+    closed = closed_with(git, "closed" if status == "all" else status) if status in (
+        *CLOSED, "closed", "all") else []
+    records = [p.to_dict() for p in opened] + closed
+    if sort:
+        field = {"date": "when", "path": "new_path", "id": "proposal_id"}.get(sort, sort)
+        records.sort(key=lambda p: p.get("decided_at") or p["proposed_at"] if field == "when"
+                     else p[field])
+    if reverse:
+        records.reverse()
+    shown = records[:limit or None]
     if as_json:
-        emit_json({"proposals": [p.to_dict() for p in shown], "total": len(props)})
-    elif not props:
-        message("No open proposals.")
+        emit_json({"proposals": shown, "total": len(records)})
+    elif not records:
+        message(f"No {'' if status == 'all' else status + ' '}proposals.")
     else:
-        click.echo(table([(p.proposal_id, p.type, p.new_path, p.status, p.proposed_by,
-                           p.proposed_at[:16]) for p in shown],
-                         ("id", "type", "path", "status", "by", "proposed"), no_headers,
-                         fit=2, colours={3: paint_kind}))
+        rows = [(p["proposal_id"], p["type"], p["new_path"], p["status"],
+                 p.get("decided_by") or p["proposed_by"],
+                 (p.get("decided_at") or p["proposed_at"])[:16].replace("T", " "))
+                for p in shown]
+        when = "decided" if not opened else "proposed" if not closed else "when"
+        with paged():
+            click.echo(table(rows, _columns(when), no_headers, colours={3: paint_kind}))
     return 0
 
 
 @command.command("show")
-@click.argument("proposal_id", shell_complete=complete.proposals)
+@click.argument("proposal_id", shell_complete=complete.any_proposals)
 @json_option
 @click.pass_context
 def show_cmd(ctx, proposal_id, as_json) -> int:
@@ -95,9 +109,13 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
             return 0
         raise not_open(git, proposal_id)
     diff = git.diff(proposal.base, proposal.commit)
+    from dmm.proposals.queue import deferral
+
+    deferred = deferral(git, proposal_id) if proposal.status == "deferred" else None
     if as_json:
-        emit_json({**proposal.to_dict(), "diff": diff})
-    else:
+        emit_json({**proposal.to_dict(), "deferral": deferred, "diff": diff})
+        return 0
+    with paged():
         click.echo(f"proposal {proposal.proposal_id} ({proposal.status})")
         click.echo(f"type:     {proposal.type}")
         click.echo(f"path:     {proposal.path}" + (f" -> {proposal.new_path}"
@@ -105,7 +123,13 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
         click.echo(f"memory:   {proposal.memory_id}")
         click.echo(f"by:       {proposal.proposed_by} at {proposal.proposed_at}")
         click.echo(f"branch:   dmm/proposals/{proposal.proposal_id} ({proposal.commit[:12]})")
-        click.echo(f"reason:   {proposal.reason}\n")
+        click.echo(f"reason:   {proposal.reason}")
+        if deferred:
+            click.echo(f"deferred: by {deferred['by']} at {deferred['at']}: "
+                       f"{deferred['reason']}")
+            for issue in deferred["issues"]:
+                click.echo(f"          {issue}")
+        click.echo("")
         click.echo(paint_diff(diff), nl=False)
     return 0
 
@@ -121,6 +145,12 @@ def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
     if as_json:
         emit_json({**record, "diff": diff})
         return True
+    with paged():
+        _print_closed(proposal_id, record, diff)
+    return True
+
+
+def _print_closed(proposal_id: str, record: dict, diff: str) -> None:
     click.echo(f"proposal {proposal_id} ({record['status']} by {record['decided_by']} at "
                f"{record['decided_at']})")
     click.echo(f"type:     {record['type']}")
@@ -129,12 +159,19 @@ def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
     click.echo(f"reason:   {record['proposal_reason']}")
     click.echo(f"decision: {record['reason']}\n")
     click.echo(paint_diff(diff), nl=False)
-    return True
 
 
-def _print_result(result) -> None:
-    click.echo(f"{result.proposal_id}: {result.decision.upper()} "
-               f"(confidence {result.confidence:.2f})")
+def _pending(ws) -> list[str]:
+    from dmm.gitrepo import Git
+    from dmm.proposals.queue import open_proposals
+
+    return [p.proposal_id for p in open_proposals(Git(ws.root)) if p.status == "pending"]
+
+
+def _print_result(result, dry_run: bool = False) -> None:
+    would = "would be " if dry_run else ""
+    click.echo(f"{result.proposal_id}: {would}{result.decision.upper()} "
+               f"(certainty {result.confidence:.2f})")
     for issue in result.issues:
         click.echo(f"  {issue}")
     if result.reason:
@@ -155,9 +192,11 @@ def _print_result(result) -> None:
               help="At most this many (with --all).")
 @click.option("--force", is_flag=True,
               help="Approve proposals whose warnings would defer them (errors still reject).")
+@click.option("--dry-run", is_flag=True,
+              help="Say what the reviewer would decide, and change nothing.")
 @json_option
 @click.pass_context
-def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int:
+def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_json) -> int:
     """Run the automated checks on one proposal (its id) or on --all, and carry out each
     decision.
 
@@ -169,8 +208,9 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
     Examples:
       dmm review process prop_20260111_143052_a1b2
       dmm review process --all --json
+      dmm review process --all --dry-run
     """
-    from dmm.proposals.review import process, process_pending
+    from dmm.proposals.review import process, process_pending, review
 
     if proposal_id and id_option and proposal_id != id_option:
         raise click.UsageError("give the proposal id once")
@@ -178,8 +218,12 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
     if bool(proposal_id) == all_:
         raise click.UsageError("give either a proposal id or --all")
     ws = workspace(ctx)
-    results = ([process(ws, proposal_id, force)] if proposal_id
-               else process_pending(ws, limit, force))
+    if dry_run:
+        results = [review(ws, pid, force) for pid in
+                   ([proposal_id] if proposal_id else _pending(ws)[:limit])]
+    else:
+        results = ([process(ws, proposal_id, force)] if proposal_id
+                   else process_pending(ws, limit, force))
     if as_json:
         emit_json(results[0].to_dict() if proposal_id else
                   {"processed": len(results), "results": [r.to_dict() for r in results]})
@@ -187,10 +231,14 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
         if not results:
             message("No pending proposals.")
         for result in results:
-            _print_result(result)
+            _print_result(result, dry_run)
+        if dry_run and results:
+            message("nothing was changed (--dry-run)")
     from dmm.errors import ExitCode
 
     rejected = any(r.decision == "rejected" for r in results)
+    if dry_run:
+        return ExitCode.OK
     return ExitCode.PROBLEMS_FOUND if rejected else ExitCode.OK
 
 
@@ -199,9 +247,11 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, as_json) -> int
 @click.option("--bypass-reviewer", is_flag=True,
               help="Approve even if the automated checks find errors (use sparingly).")
 @click.option("--reason", default="", help="Why you approve (kept in the merge commit).")
+@click.option("--dry-run", is_flag=True,
+              help="Run the checks an approval runs and say what they find; merge nothing.")
 @json_option
 @click.pass_context
-def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, as_json) -> int:
+def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, as_json) -> int:
     """Approve a proposal as a person: merge it into the checked-out branch.
 
     \b
@@ -212,6 +262,8 @@ def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, as_json) -> int:
     from dmm.proposals.review import approve_as_person
 
     ws = workspace(ctx)
+    if dry_run:
+        return _approve_dry_run(ws, proposal_id, as_json)
     done, notices = approve_as_person(ws, proposal_id, reviewer=Git(ws.root).user_name(),
                                       reason=reason, bypass_reviewer=bypass_reviewer)
     if as_json:
@@ -220,6 +272,25 @@ def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, as_json) -> int:
         message(f"{proposal_id} approved: merged into {done.branch} as {done.commit[:12]}")
     for notice in notices:
         message(notice)
+    return 0
+
+
+def _approve_dry_run(ws, proposal_id: str, as_json: bool) -> int:
+    """What `approve` would do: refused on the checks' errors, else merged (with warnings)."""
+    from dmm.proposals.review import review
+
+    result = review(ws, proposal_id)
+    errors = [str(i) for i in result.issues if i.severity == "error"]
+    if as_json:
+        emit_json({"proposal_id": proposal_id, "would_approve": not errors,
+                   "issues": [i.to_dict() for i in result.issues], "dry_run": True})
+    else:
+        click.echo(f"{proposal_id}: " + ("approval would be refused (use --bypass-reviewer "
+                                         "if you are sure)" if errors else "would be approved"))
+        for issue in result.issues:
+            if issue.severity != "info":
+                click.echo(f"  {issue}")
+        message("nothing was changed (--dry-run)")
     return 0
 
 

@@ -7,6 +7,7 @@ import click
 from dmm.cli.common import emit_json, json_option, workspace
 from dmm.cli.terminal import table
 from dmm.memory.model import SCOPES
+from dmm.render import count
 
 MAX_PROBLEMS_SHOWN = 10
 
@@ -35,6 +36,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
     finally:
         conn.close()
     errors = [p for p in problems if p.severity == "error"]
+    hooks = _hooks(ws)
     cache_file = ws.index_dir / "cache.sqlite3"
     cache = {"path": str(cache_file.relative_to(ws.root)),
              "bytes": cache_file.stat().st_size if cache_file.exists() else 0,
@@ -42,29 +44,47 @@ def command(ctx: click.Context, as_json: bool) -> int:
              "files_removed": report.removed}
     if as_json:
         emit_json({"root": str(ws.root), "files": report.files, "memories": counts,
-                   "cache": cache, "conflicts": conflicts, "errors": len(errors),
+                   "cache": cache, "conflicts": conflicts, "hooks": hooks,
+                   "errors": len(errors),
                    "warnings": len(problems) - len(errors),
                    "problems": [p.to_dict() for p in problems]})
         return 0
     click.echo(f"dmm store: {ws.memory_dir}")
-    click.echo(f"{counts['total']} memories in {report.files} files\n")
-    rows = [(scope, counts["by_scope"].get(scope, 0)) for scope in SCOPES]
-    rows += [(s, n) for s, n in counts["by_scope"].items() if s not in SCOPES]
-    click.echo(table(rows, ("scope", "memories")))
+    click.echo(f"{count(counts['total'], 'memory')} in {count(report.files, 'file')}\n")
+    # by scope: the memories `dmm list` shows (active ones); deprecated ones on their own row
+    active = counts["active_by_scope"]
+    rows = [(scope, active.get(scope, 0)) for scope in SCOPES]
+    rows += [(s, n) for s, n in active.items() if s not in SCOPES]
+    rows.append(("(deprecated)", counts["by_status"].get("deprecated", 0)))
+    click.echo(table(rows, ("scope", "active memories")))
     click.echo("")
     click.echo(table(sorted(counts["by_status"].items()), ("status", "memories")))
     state = ("fresh" if report.was_fresh else
-             f"updated now: {report.read} file(s) read, {report.removed} removed")
+             f"updated now: {count(report.read, 'file')} read, {report.removed} removed")
     click.echo(f"\ncache: {cache['path']} ({cache['bytes'] // 1024} KiB), {state}")
     scanned = "" if conflicts["last_scan"] else " (never scanned: run `dmm conflicts scan`)"
     click.echo(f"conflicts: {conflicts['unresolved']} unresolved{scanned}"
                + (" (memories changed since the last scan)" if conflicts["stale"] else ""))
-    click.echo(f"problems: {len(errors)} error(s), {len(problems) - len(errors)} warning(s)")
+    missing = [name for name, state in hooks.items() if state != "installed"]
+    click.echo("git hooks: " + ("installed" if not missing else
+                                f"{', '.join(missing)} not installed in this clone: conflicts "
+                                "are not checked after commits, merges and rebases (run "
+                                "`dmm init` or `dmm hooks install`)"))
+    click.echo(f"problems: {count(len(errors), 'error')}, "
+               f"{count(len(problems) - len(errors), 'warning')}")
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         click.echo(f"  {p}")
     if len(problems) > MAX_PROBLEMS_SHOWN:
         click.echo(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more: run `dmm validate`")
     return 0
+
+
+def _hooks(ws) -> dict[str, str]:
+    """Each git hook's state in this clone (installed, absent, foreign)."""
+    from dmm.gitrepo import Git
+    from dmm.hooks.install import status
+
+    return {h.name: h.state for h in status(Git(ws.root))}
 
 
 def _open_conflicts(conn, ws) -> dict:

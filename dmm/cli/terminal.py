@@ -10,17 +10,25 @@ the text it paints first and writes the colour codes' ESC as a marker that holds
 number drawn when the process starts, which no memory text can contain; the stream turns
 markers into ESC after escaping.
 
-Colour is on only for a terminal, never when NO_COLOR is set (https://no-color.org) or
-TERM is "dumb"; piped output is plain text and tab-separated rows with --no-headers.
+Colour (``--color=auto``, the default) is on only for a terminal whose TERM is not "dumb",
+never when NO_COLOR is set (https://no-color.org); FORCE_COLOR or CLICOLOR_FORCE turn it on
+for a pipe too, and ``--color=always|never`` decide over everything. Piped output is plain
+text, and tab-separated rows with --no-headers.
+
+Long output is paged as git pages it (``paged``): through $DMM_PAGER, else $PAGER, else
+``less`` with LESS=FRX (quit when it fits one screen, keep colours, leave the screen as it
+is), only when stdin and stdout are a terminal; ``--no-pager`` turns it off.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
 import shutil
 import sys
+from typing import Iterator
 
 import click
 
@@ -51,6 +59,40 @@ class _Escaping(io.TextIOWrapper):
         return super().write(escape(text))
 
 
+COLOR_MODES = ("auto", "always", "never")
+_settings = {"color": "auto", "pager": True, "quiet": False}
+
+
+def set_color_mode(mode: str) -> None:
+    """``--color``: auto, always or never (a pipe gets colour with always)."""
+    _settings["color"] = mode
+
+
+def set_pager(enabled: bool) -> None:
+    _settings["pager"] = enabled
+
+
+def set_quiet(quiet: bool) -> None:
+    _settings["quiet"] = quiet
+
+
+def quiet() -> bool:
+    """--quiet: stderr carries only warnings and errors."""
+    return _settings["quiet"]
+
+
+def _forced() -> bool | None:
+    """Colour decided whatever the stream is: True, False, or None to ask the stream."""
+    mode = _settings["color"]
+    if mode != "auto":
+        return mode == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if any(os.environ.get(k, "0") not in ("", "0") for k in ("FORCE_COLOR", "CLICOLOR_FORCE")):
+        return True
+    return None
+
+
 def escape_output() -> None:
     """Make stdout and stderr escape control characters, whatever they are connected to."""
     for name in ("stdout", "stderr"):
@@ -71,8 +113,12 @@ def escape_output() -> None:
 def colour(err: bool = False) -> bool:
     """Whether what goes to stdout (stderr with ``err``) may be coloured."""
     stream = sys.stderr if err else sys.stdout
-    return (getattr(stream, "tty", False) and not os.environ.get("NO_COLOR")
-            and os.environ.get("TERM") != "dumb")
+    if not isinstance(stream, (_Escaping, _Capture)):
+        return False  # not a real stream (tests, embedding): nothing turns markers into ESC
+    forced = _forced()
+    if forced is not None:
+        return forced
+    return getattr(stream, "tty", False) and os.environ.get("TERM") != "dumb"
 
 
 def paint(text: str, fg: str | None = None, bold: bool | None = None, dim: bool | None = None,
@@ -89,7 +135,7 @@ def paint(text: str, fg: str | None = None, bold: bool | None = None, dim: bool 
 KIND_COLOURS = {"contradictory": "red", "stale": "magenta", "supersession": "cyan",
                 "duplicate": "yellow", "scope_overlap": "blue",
                 "approved": "green", "modified": "green", "resolved": "green", "rejected": "red",
-                "withdrawn": "yellow", "deferred": "yellow", "proposed": "cyan"}
+                "withdrawn": "yellow", "deferred": "yellow", "proposed": "cyan", "flagged": "magenta"}
 
 
 def paint_kind(text: str) -> str:
@@ -120,25 +166,32 @@ no_headers_option = click.option("--no-headers", is_flag=True,
                                  help="Rows only, tab-separated, no header (for scripts).")
 
 
-def table(rows: list[tuple], headers: tuple[str, ...], no_headers: bool = False,
-          fit: int | None = -1, colours: dict[int, object] | None = None) -> str:
+def table(rows: list[tuple], headers: tuple, no_headers: bool = False,
+          colours: dict[int, object] | None = None) -> str:
     """Rows for people (tabulate: a header row and a rule, numbers right-aligned) or, with
     ``no_headers``, tab-separated rows for scripts with every cell whole.
 
-    On a terminal the ``fit`` column (the last by default; None: none) is shortened with "…"
-    so each row fits the width; piped output keeps every cell whole. ``colours`` maps a column
-    to a function that paints a cell (applied after the widths are known)."""
+    ``headers`` are column names or ``tables.Col`` specs (plain names: the last is the
+    title). On a terminal the table fits the width as gh lays it out (see tables.py); piped
+    output keeps every column and every cell whole. ``colours`` maps a column to a function
+    that paints a cell (applied after the widths are known)."""
+    from dmm.cli.tables import as_cols, fit
+
     if no_headers:
         return "\n".join("\t".join(_plain(c) for c in row) for row in rows)
     from tabulate import tabulate
 
+    cols = as_cols(tuple(headers))
     rows = [tuple(_plain(c) if isinstance(c, str) else c for c in row) for row in rows]
-    if fit is not None and rows and sys.stdout.isatty():
-        rows = _fitted(rows, headers, fit % len(headers))
-    words = [i for i in range(len(headers))  # ids like 0017 or 1e3 stay as written
-             if not rows or not all(isinstance(r[i], (int, float)) for r in rows)]
-    text = tabulate(rows, headers=headers, tablefmt="simple", numalign="right",
+    shown = list(range(len(cols)))
+    if rows and sys.stdout.isatty():
+        shown, rows = fit(rows, cols, shutil.get_terminal_size().columns)
+    names = [cols[i].name for i in shown]
+    words = [k for k in range(len(shown))  # ids like 0017 or 1e3 stay as written
+             if not rows or not all(isinstance(r[k], (int, float)) for r in rows)]
+    text = tabulate(rows, headers=names, tablefmt="simple", numalign="right",
                     disable_numparse=words, floatfmt=".2f")
+    colours = {shown.index(i): f for i, f in (colours or {}).items() if i in shown}
     if not colours or not colour():
         return text
     return _painted(text, rows, colours)
@@ -149,23 +202,8 @@ def _plain(cell: object) -> str:
     return " ".join(str(cell).split()) if isinstance(cell, str) else str(cell)
 
 
-def _fitted(rows: list[tuple], headers: tuple[str, ...], fit: int) -> list[tuple]:
-    width = shutil.get_terminal_size().columns
-    # tabulate's layout: a column is as wide as its widest cell, and at least its header plus
-    # two; columns are two spaces apart
-    others = sum(max(len(str(h)) + 2, *(len(_cell(r[i])) for r in rows)) + 2
-                 for i, h in enumerate(headers) if i != fit)
-    room = max(len(headers[fit]) + 2, width - others)
-    return [tuple(_cut(c, room) if i == fit else c for i, c in enumerate(r)) for r in rows]
-
-
 def _cell(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
-
-
-def _cut(cell: object, room: int) -> str:
-    text = str(cell)
-    return text if len(text) <= room else text[:room - 1] + "…"
 
 
 def _painted(text: str, rows: list[tuple], colours: dict[int, object]) -> str:
@@ -187,3 +225,58 @@ def _painted(text: str, rows: list[tuple], colours: dict[int, object]) -> str:
                 line = line[:at] + colours[column](cell) + line[at + len(cell):]
         out.append(line)
     return "\n".join(out)
+
+
+class _Capture(io.StringIO):
+    """What a paged command prints, held until it is known whether it fits one screen."""
+
+    encoding = "utf-8"
+    tty = True
+
+    def isatty(self) -> bool:  # the text is for the terminal the pager runs on
+        return True
+
+
+def pager_command() -> str | None:
+    """The pager to use, as git chooses one: $DMM_PAGER, $PAGER, else less; "" or "cat"
+    mean none."""
+    for key in ("DMM_PAGER", "PAGER"):
+        if key in os.environ:
+            chosen = os.environ[key].strip()
+            return None if chosen in ("", "cat") else chosen
+    return "less"
+
+
+@contextlib.contextmanager
+def paged() -> Iterator[None]:
+    """Page what the block prints to stdout when it does not fit the screen (stdin and stdout
+    a terminal, no --no-pager, a pager configured). Messages on stderr are not paged."""
+    out = sys.stdout
+    command = pager_command()
+    if not (_settings["pager"] and command and getattr(out, "tty", False)
+            and sys.stdin.isatty()):
+        yield
+        return
+    held = _Capture()
+    sys.stdout = held
+    try:
+        yield
+    finally:
+        sys.stdout = out
+        text = held.getvalue()
+        if text:
+            _show(out, text, command)
+
+
+def _show(out, text: str, command: str) -> None:
+    size = shutil.get_terminal_size()
+    lines = text.splitlines()
+    if len(lines) < size.lines and all(len(line) <= size.columns for line in lines):
+        out.write(text)  # fits one screen: no pager to start and quit
+        out.flush()
+        return
+    os.environ["PAGER"] = command
+    os.environ.setdefault("LESS", "FRX")
+    os.environ.setdefault("LV", "-c")
+    out.flush()
+    click.echo_via_pager(escape(text), color=colour())

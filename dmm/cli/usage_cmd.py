@@ -5,8 +5,9 @@ from __future__ import annotations
 import click
 
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.cli.terminal import no_headers_option, table
+from dmm.cli.common import WHEN, emit_json, json_option, message, workspace
+from dmm.cli.tables import Col, short_date
+from dmm.cli.terminal import no_headers_option, paged, table
 from dmm.errors import NotFoundError
 from dmm.render import count
 
@@ -19,26 +20,35 @@ def command() -> None:
     never committed (turn it off with [usage] enabled = false in .dmm/config.toml).
 
     \b
+    Columns:
+      retrievals     queries that ranked the memory among the task's candidates
+      inclusions     of those, the packs it was put in (it fitted the token budget)
+      avg relevance  its mean relevance to those tasks (0 to 1)
+      last           when a query last returned it
+
+    \b
     Examples:
       dmm usage top --limit 10
-      dmm usage stale --days 30       (candidates for deprecation)
+      dmm usage stale --older-than 30   (candidates for deprecation)
     """
 
 
 def _rows(stats: list[dict], no_headers: bool = False) -> str:
     return table([(s["path"], s["total_retrievals"], s["total_inclusions"],
                    float(s["avg_relevance_score"]), (s["last_retrieved_at"] or "never")[:16])
-                  for s in stats], ("path", "retrievals", "inclusions", "avg relevance", "last"),
-                 no_headers, fit=0)
+                  for s in stats], (Col("path", "title"), Col("retrievals"),
+                                    Col("inclusions", drop=2), Col("avg relevance", drop=1),
+                                    Col("last", short=short_date, drop=3)), no_headers)
 
 
 @command.command("show")
 @click.argument("memory_id", metavar="MEMORY", shell_complete=complete.memories)
+@no_headers_option
 @json_option
 @click.pass_context
-def show_cmd(ctx, memory_id, as_json) -> int:
-    """Usage statistics of one memory. MEMORY is an id or a path (a memory removed since is
-    named by its id).
+def show_cmd(ctx, memory_id, no_headers, as_json) -> int:
+    """Usage statistics of one memory (zeros when no query returned it yet). MEMORY is an id
+    or a path (a memory removed since is named by its id).
 
     \b
     Examples:
@@ -46,28 +56,34 @@ def show_cmd(ctx, memory_id, as_json) -> int:
     """
     from dmm.usage.log import memory_stats
 
-    ws = workspace(ctx)
-    if "/" in memory_id or memory_id.endswith(".md"):
-        from dmm.index.refresh import open_fresh
-        from dmm.lookup import find_memory
+    from dmm.errors import DmmError
+    from dmm.index.refresh import open_fresh
+    from dmm.lookup import find_memory
 
-        conn, _ = open_fresh(ws)
-        try:
-            memory_id = find_memory(ws, conn, memory_id)[0].id
-        finally:
-            conn.close()
-    stats = memory_stats(ws.index_dir, memory_id)
+    ws = workspace(ctx)
+    conn, _ = open_fresh(ws)
+    try:
+        found = find_memory(ws, conn, memory_id)[0]
+    except DmmError:
+        found = None
+    finally:
+        conn.close()
+    stats = memory_stats(ws.index_dir, found.id if found else memory_id)
+    if not stats and found is None:
+        raise NotFoundError(f"no memory {memory_id!r}: not in the store, and no query ever "
+                            "returned a memory of that id",
+                            hint="`dmm list` shows the memories, by id and path")
     if not stats:
-        raise NotFoundError(f"{memory_id} has not been returned by any query yet")
+        stats = [_never(found.id, found.path)]
     if as_json:
         emit_json(stats[0])
     else:
-        click.echo(_rows(stats))
+        click.echo(_rows(stats, no_headers))
     return 0
 
 
 @command.command("top")
-@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
 @no_headers_option
 @json_option
 @click.pass_context
@@ -82,75 +98,96 @@ def top_cmd(ctx, limit, no_headers, as_json) -> int:
 
     ws = workspace(ctx)
     stats = sorted(memory_stats(ws.index_dir),
-                   key=lambda s: (-s["total_retrievals"], s["path"]))[:limit]
+                   key=lambda s: (-s["total_retrievals"], s["path"]))[:limit or None]
     if as_json:
         emit_json({"memories": stats, "total": len(stats)})
     elif stats:
-        click.echo(_rows(stats, no_headers))
+        with paged():
+            click.echo(_rows(stats, no_headers))
     else:
         message("No queries logged yet.")
     return 0
 
 
 @command.command("stale")
-@click.option("--days", type=click.IntRange(min=0, max=100_000), default=30, show_default=True,
-              help="Not returned by any query in this many days (or never).")
-@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
+@click.option("--older-than", "days", type=WHEN, default="30", show_default=True,
+              help="Not returned by any query since then (or never), and in the store since "
+                   "before then: DAYS ago or a DATE.")
+@click.option("--days", "old_days", type=click.IntRange(min=0, max=100_000), hidden=True)
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
 @no_headers_option
 @json_option
 @click.pass_context
-def stale_cmd(ctx, days, limit, no_headers, as_json) -> int:
-    """Active memories no query has returned lately (candidates for deprecation).
+def stale_cmd(ctx, days, old_days, limit, no_headers, as_json) -> int:
+    """Active memories no query has returned lately (candidates for deprecation). A memory
+    newer than the window is not one: nobody had the time to need it.
 
     \b
     Examples:
-      dmm usage stale --days 90
+      dmm usage stale --older-than 90
+      dmm usage stale --older-than 2026-06-01
     """
+    import datetime as dt
+
+    days = old_days if old_days is not None else days
     from dmm.index.refresh import open_fresh
     from dmm.usage.log import memory_stats
 
     ws = workspace(ctx)
     conn, _ = open_fresh(ws)
     try:
-        active = conn.execute("SELECT id, path FROM memories WHERE status = 'active' AND "
-                              "scope != 'baseline' ORDER BY path").fetchall()
+        active = conn.execute("SELECT id, path, created FROM memories WHERE status = 'active' "
+                              "AND scope != 'baseline' ORDER BY path").fetchall()
     finally:
         conn.close()
     stats = {s["memory_id"]: s for s in memory_stats(ws.index_dir)}
     stale = []
-    for mid, path in active:
+    cutoff = dt.date.today() - dt.timedelta(days=days)
+    for mid, path, created in active:
+        if created and dt.date.fromisoformat(str(created)[:10]) > cutoff:
+            continue  # newer than the window
         s = stats.get(mid)
         if s is None or s["days_since_last_retrieval"] >= days:
-            stale.append(s or {"memory_id": mid, "path": path, "total_retrievals": 0,
-                               "total_inclusions": 0, "inclusion_rate": 0.0,
-                               "avg_relevance_score": 0.0, "last_retrieved_at": None,
-                               "first_retrieved_at": None, "days_since_last_retrieval": None})
+            stale.append(s or _never(mid, path))
     stale = stale[:limit]
     if as_json:
         emit_json({"memories": stale, "total": len(stale), "days": days})
     elif stale:
-        click.echo(_rows(stale, no_headers))
+        with paged():
+            click.echo(_rows(stale, no_headers))
     else:
         message(f"Every active memory was returned by a query in the last {count(days, 'day')}.")
     return 0
 
 
+def _never(memory_id: str, path: str) -> dict:
+    """The statistics of a memory no query returned yet."""
+    return {"memory_id": memory_id, "path": path, "total_retrievals": 0, "total_inclusions": 0,
+            "inclusion_rate": 0.0, "avg_relevance_score": 0.0, "last_retrieved_at": None,
+            "first_retrieved_at": None, "days_since_last_retrieval": None}
+
+
 @command.command("queries")
-@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
-@click.option("--after", help="Only queries after this time (ISO 8601, e.g. 2026-11-01).")
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000), default=50, show_default=True)
+@click.option("--newer-than", type=WHEN, help="Only queries since then: DAYS ago or a DATE.")
+@click.option("--after", hidden=True)  # the old spelling: an ISO 8601 time
 @no_headers_option
 @json_option
 @click.pass_context
-def queries_cmd(ctx, limit, after, no_headers, as_json) -> int:
-    """The most recent queries.
+def queries_cmd(ctx, limit, newer_than, after, no_headers, as_json) -> int:
+    """The most recent queries, newest first.
 
     \b
     Examples:
-      dmm usage queries --after 2026-11-01
-      dmm usage queries --no-headers
+      dmm usage queries --newer-than 7
+      dmm usage queries --newer-than 2026-11-01 --no-headers
     """
+    import datetime as dt
+
     from dmm.usage.log import queries
 
+    if newer_than is not None:
+        after = (dt.date.today() - dt.timedelta(days=newer_than)).isoformat()
     ws = workspace(ctx)
     rows = queries(ws.index_dir, limit, after)
     if as_json:
@@ -158,7 +195,9 @@ def queries_cmd(ctx, limit, after, no_headers, as_json) -> int:
     elif rows:
         click.echo(table([(r["timestamp"][:19], r["retrieved_count"], r["tokens_used"],
                            r["duration_ms"], r["query_text"]) for r in rows],
-                         ("when", "retrieved", "tokens", "ms", "query"), no_headers))
+                         (Col("when", short=short_date, drop=4), Col("retrieved", drop=3),
+                          Col("tokens", drop=1), Col("ms", drop=2), Col("query", "title")),
+                         no_headers))
     else:
         message("No queries logged yet.")
     return 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.errors import ExitCode
+from dmm.errors import ExitCode, NotFoundError
+from dmm.render import count
 
 
 @click.command("validate")
@@ -17,7 +18,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
     """Check every memory file (or only PATHS) and report each problem with file and field.
 
     Exits 0 when the store is valid, 1 when a problem must be fixed: malformed YAML, missing or
-    wrong fields, a scope that does not match its folder, duplicate ids, unreadable files.
+    wrong fields, a scope that does not match its folder, duplicate ids, unreadable files; 5
+    when a PATH names no memory file or folder (a typo in a CI step fails it). PATHS may be
+    relative to .dmm/memory/, to the repository root or to the current folder.
 
     \b
     Examples:
@@ -30,6 +33,11 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
 
     ws = workspace(ctx)
     wanted = {ws.memory_relpath(p) for p in paths}
+    for given, rel in zip(paths, [ws.memory_relpath(p) for p in paths]):
+        if not (ws.memory_dir / rel).exists():
+            raise NotFoundError(f"{given}: no memory file or folder {rel} in .dmm/memory/",
+                                hint="give paths of memory files or folders, or no path to "
+                                     "check the whole store")
     conn, report = open_fresh(ws)
     try:
         problems = read.problems(conn,
@@ -40,7 +48,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
         problems = [p for p in problems if any(p.path == w or p.path.startswith(w.rstrip("/")
                                                                                 + "/")
                                                for w in wanted)]
-    total = report.files
+    total = report.files if not wanted else sum(
+        1 for rel in wanted for f in ([ws.memory_dir / rel] if (ws.memory_dir / rel).is_file()
+                                      else (ws.memory_dir / rel).rglob("*.md")))
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
     failed = errors > 0 or (strict and warnings > 0)
@@ -50,5 +60,6 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
     else:
         for p in problems:
             click.echo(str(p))
-        message(f"{total} files checked: {errors} error(s), {warnings} warning(s)")
+        message(f"{count(total, 'file')} checked: {count(errors, 'error')}, "
+                f"{count(warnings, 'warning')}")
     return ExitCode.PROBLEMS_FOUND if failed else ExitCode.OK

@@ -13,13 +13,31 @@ from dmm.errors import ExitCode, InvalidInputError
 from dmm.memory.edit import compose
 from dmm.memory.model import CONFIDENCES, SCOPES
 
-_path = click.option("--path", required=True, shell_complete=complete.memories,
-                     help="The memory file, relative to .dmm/memory/ (e.g. project/api/errors.md)"
-                          ", to the repository root or to this folder; an existing memory also "
-                          "by its id.")
+_path = click.option("--path", shell_complete=complete.memories,
+                     help="The new memory's file, relative to .dmm/memory/ (e.g. "
+                          "project/api/errors.md), to the repository root or to this folder "
+                          "[default: named after its title, in the current folder of "
+                          ".dmm/memory/ or in project/].")
+
+
+def _memory(f):
+    """--memory: the existing memory a change is about (--path: its old spelling)."""
+    f = click.option("--path", "old_path", hidden=True, shell_complete=complete.memories)(f)
+    return click.option("--memory", "memory", metavar="MEMORY", shell_complete=complete.memories,
+                        help="The memory to change: its id or its path (relative to "
+                             ".dmm/memory/, to the repository root or to this folder).")(f)
+
+
+def _one(memory: str | None, old_path: str | None) -> str:
+    if memory and old_path and memory != old_path:
+        raise click.UsageError("name the memory once (--path is the old name of --memory)")
+    if not (memory or old_path):
+        raise click.UsageError("Missing option '--memory': the memory to change (id or path)")
+    return memory or old_path
 _reason = click.option("--reason", required=True, help="Why this change is needed (kept in git).")
-_by = click.option("--proposed-by", default="agent", show_default=True,
-                   help="Who proposes: agent, human or a name.")
+_by = click.option("--proposed-by", metavar="NAME",
+                   help="Who proposes [default: your git user name when you run dmm at a "
+                        "terminal, else agent].")
 
 
 def _read_content(content: str | None, file: Path | None) -> str | None:
@@ -38,6 +56,8 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
     from dmm.proposals.propose import propose
 
     ws = workspace(ctx)
+    if not kw.get("proposed_by"):
+        kw["proposed_by"] = _proposer(ws)
     conn, _ = open_fresh(ws)
     try:
         result = propose(ws, conn, **kw)
@@ -50,8 +70,9 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
         message(f"Proposal created: {result.proposal_id} ({kw['type']} {kw['path']})")
         for w in result.precheck_warnings:
             message(f"  warning: {w}")
-        message(f"Review it: dmm review show {result.proposal_id} | "
-                f"dmm review process {result.proposal_id}")
+        message(f"Review it with `dmm review show {result.proposal_id}`, then "
+                f"`dmm review process {result.proposal_id}` (the automated checks) or "
+                "`dmm review approve`")
     else:
         message("Precheck failed, nothing was proposed:")
         for e in result.precheck_errors:
@@ -63,6 +84,16 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
     return ExitCode.NOT_FOUND if result.not_found else ExitCode.INVALID_INPUT
 
 
+def _proposer(ws) -> str:
+    """A person at a terminal proposes in their git name; a program (an agent's shell, a
+    script: no terminal) as "agent"."""
+    if sys.stdin.isatty() or sys.stderr.isatty():
+        from dmm.gitrepo import Git
+
+        return Git(ws.root).user_name() or "human"
+    return "agent"
+
+
 @click.group("write")
 def command() -> None:
     """Propose a memory change. Every proposal becomes a git branch dmm/proposals/<id> that a
@@ -72,7 +103,7 @@ def command() -> None:
     \b
     Examples:
       dmm write propose --path project/api/errors.md --reason "agreed in review" --file new.md
-      dmm write deprecate --path project/old_rule.md --reason "replaced by the new rule"
+      dmm write deprecate --memory project/old_rule.md --reason "replaced by the new rule"
     """
 
 
@@ -115,6 +146,7 @@ def propose_cmd(ctx, path, reason, type_, content, file, patch, patch_file, new_
       dmm write propose --path project/api/errors.md --reason "agreed in review" \\
           --title "API errors use problem details" --tags api,errors --file body.md
       dmm write propose --path project/api/paging.md --reason "new rule" --edit
+      dmm write propose --title "Deploys happen on weekdays" --tags deploy --reason "agreed"
     """
     patch = _patch(patch, patch_file)
     text = _read_content(content, file) if type_ in ("create", "update") and not patch else None
@@ -129,8 +161,41 @@ def propose_cmd(ctx, path, reason, type_, content, file, patch, patch_file, new_
     if edit or interactive:
         text = _edited(text or compose("Title of the memory", _TEMPLATE_BODY,
                                        _tag_list(tags) or ["tag"], priority, confidence))
+    if not path:
+        if type_ != "create":
+            raise click.UsageError("--path names the memory to change (or use `dmm write "
+                                   f"{type_} --memory`)")
+        path = _path_for(ctx, title or _heading(text or ""))
     return _submit(ctx, as_json, type=type_, path=path, reason=reason, content=text,
                    patch=patch, new_scope=new_scope, proposed_by=proposed_by)
+
+
+def _heading(text: str) -> str | None:
+    import re
+
+    found = re.search(r"^#\s+(.+?)\s*$", text, re.M)
+    return found.group(1) if found else None
+
+
+def _path_for(ctx: click.Context, title: str | None) -> str:
+    """A free path for a new memory named after its title (as merges name theirs): in the
+    folder of .dmm/memory/ the user stands in, else in project/."""
+    from dmm.conflicts.resolver import slug
+
+    if not title:
+        raise InvalidInputError("give --path, or a title (--title, or a '# Title' line in the "
+                                "content) to name the file after")
+    ws = workspace(ctx)
+    here = Path.cwd().resolve()
+    memory_dir = ws.memory_dir.resolve()
+    folder = here.relative_to(memory_dir).as_posix() if here.is_relative_to(memory_dir) else ""
+    if not folder or folder == ".":
+        folder = "project"
+    stem, n = f"{folder}/{slug(title)}", 2
+    candidate = f"{stem}.md"
+    while (ws.memory_dir / candidate).exists():
+        candidate, n = f"{stem}_{n}.md", n + 1
+    return candidate
 
 
 _TEMPLATE_BODY = ("One rule, fact, decision or procedure, in a few sentences.\n\n"
@@ -156,7 +221,7 @@ def _edited(text: str) -> str:
 
 
 @command.command("update")
-@_path
+@_memory
 @_reason
 @click.option("--content", help="The new full text of the file (else --file, else stdin).")
 @click.option("--file", type=click.Path(dir_okay=False, path_type=Path),
@@ -166,15 +231,16 @@ def _edited(text: str) -> str:
 @_by
 @json_option
 @click.pass_context
-def update_cmd(ctx, path, reason, content, file, patch, patch_file, proposed_by,
+def update_cmd(ctx, memory, old_path, reason, content, file, patch, patch_file, proposed_by,
                as_json) -> int:
     """Propose new content for an existing memory (whole, or as a diff).
 
     \b
     Examples:
-      dmm write update --path project/api/errors.md --reason "now RFC 9457" --file errors.md
-      dmm write update --path mem_2026_03_14_007 --reason "typo" --patch-file fix.diff
+      dmm write update --memory project/api/errors.md --reason "now RFC 9457" --file errors.md
+      dmm write update --memory mem_2026_03_14_007 --reason "typo" --patch-file fix.diff
     """
+    path = _one(memory, old_path)
     patch = _patch(patch, patch_file)
     text = None if patch else _read_content(content, file)
     return _submit(ctx, as_json, type="update", path=path, reason=reason, content=text,
@@ -182,24 +248,24 @@ def update_cmd(ctx, path, reason, content, file, patch, patch_file, proposed_by,
 
 
 @command.command("deprecate")
-@_path
+@_memory
 @_reason
 @_by
 @json_option
 @click.pass_context
-def deprecate_cmd(ctx, path, reason, proposed_by, as_json) -> int:
+def deprecate_cmd(ctx, memory, old_path, reason, proposed_by, as_json) -> int:
     """Propose retiring a memory: status deprecated, moved to deprecated/, history kept.
 
     \b
     Examples:
-      dmm write deprecate --path project/old_rule.md --reason "replaced by project/new_rule.md"
+      dmm write deprecate --memory project/old_rule.md --reason "replaced by project/new_rule.md"
     """
-    return _submit(ctx, as_json, type="deprecate", path=path, reason=reason,
+    return _submit(ctx, as_json, type="deprecate", path=_one(memory, old_path), reason=reason,
                    proposed_by=proposed_by)
 
 
 @command.command("promote")
-@_path
+@_memory
 @click.option("--new-scope", required=True, type=click.Choice(SCOPES), help="The new scope.")
 @click.option("--expires", metavar="keep|drop|YYYY-MM-DD",
               help="What happens to the memory's expiry date: keep it, drop it or set another. "
@@ -208,7 +274,7 @@ def deprecate_cmd(ctx, path, reason, proposed_by, as_json) -> int:
 @_by
 @json_option
 @click.pass_context
-def promote_cmd(ctx, path, new_scope, expires, reason, proposed_by, as_json) -> int:
+def promote_cmd(ctx, memory, old_path, new_scope, expires, reason, proposed_by, as_json) -> int:
     """Propose moving a memory to another scope (e.g. ephemeral -> project).
 
     An ephemeral note usually has an `expires` date; a memory promoted to a lasting scope
@@ -217,9 +283,11 @@ def promote_cmd(ctx, path, new_scope, expires, reason, proposed_by, as_json) -> 
 
     \b
     Examples:
-      dmm write promote --path ephemeral/flaky.md --new-scope project --expires drop --reason "held"
-      dmm write promote --path mem_2026_03_14_007 --new-scope global --reason "true everywhere"
+      dmm write promote --memory ephemeral/flaky.md --new-scope project --expires drop \\
+          --reason "held"
+      dmm write promote --memory mem_2026_03_14_007 --new-scope global --reason "everywhere"
     """
+    path = _one(memory, old_path)
     if expires is None and new_scope != "ephemeral" and sys.stdin.isatty() and not as_json:
         expires = _ask_expiry(ctx, path)
     return _submit(ctx, as_json, type="promote", path=path, reason=reason,

@@ -12,6 +12,7 @@ import bisect
 import math
 import re
 from collections import Counter
+from typing import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -368,10 +369,12 @@ def split_sentences(text: str) -> list[str]:
 
 
 def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = None,
-          df: dict[str, int] | None = None, n: int | None = None) -> dict[str, Features]:
+          df: dict[str, int] | None = None, n: int | None = None,
+          progress: Callable[[int, int], None] | None = None) -> dict[str, Features]:
     """Features of ``memories``. ``weights`` (BM25 term weights by memory id, as in the cache's
     postings) are computed when not given; ``df`` and ``n`` (document frequencies and store
-    size) default to those of ``memories`` themselves."""
+    size) default to those of ``memories`` themselves. ``progress(done, total)`` is told
+    after each memory (most of a full scan's time is spent here)."""
     if weights is None:
         weights = {m.id: posting_weights(m)[0] for m in memories}
     if df is None:
@@ -379,7 +382,9 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
     corpus = Corpus(df, n or len(memories))
     n = (n or len(memories)) + 1
     out = {}
-    for m in memories:
+    for done, m in enumerate(memories):
+        if progress is not None and done % 50 == 0:
+            progress(done, len(memories))
         vec = {t: w * math.log(1 + n / df.get(t, 1)) for t, w in weights.get(m.id, {}).items()}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         body = m.body
@@ -415,6 +420,8 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             changes=_changes(point),
             heading=heading, point=point_text, point_versions=versions(point_text),
             sections=len(_SECTION.findall(prose)), corpus=corpus)
+    if progress is not None:
+        progress(len(memories), len(memories))
     return out
 
 

@@ -191,7 +191,7 @@ def other_answers(conn: sqlite3.Connection, title: str) -> dict[str, int]:
 
 
 def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
-                  ) -> tuple[dict[str, Features], set[str]]:
+                  progress=None) -> tuple[dict[str, Features], set[str]]:
     """Features for a scan and the ids it is about.
 
     A full scan (``focus_ids`` None) reads every memory. An incremental or targeted scan reads
@@ -206,7 +206,7 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
     # no writer waits for them
     with db.snapshot(conn):
         memories, weights, df, n, focus = _read_for_scan(conn, focus_ids)
-    return build(memories, weights, df, n), focus
+    return build(memories, weights, df, n, progress), focus
 
 
 def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None) -> tuple:
@@ -246,8 +246,10 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None) -> tupl
 
 
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
-         focus_ids: set[str] | None = None, methods: list[str] | None = None) -> ScanResult:
-    """Scan and store the result. ``focus_ids`` limits incremental and targeted scans."""
+         focus_ids: set[str] | None = None, methods: list[str] | None = None,
+         progress=None) -> ScanResult:
+    """Scan and store the result. ``focus_ids`` limits incremental and targeted scans;
+    ``progress(done, total)`` follows the reading of the memories (most of the time)."""
     started = time.perf_counter()
     started_at = now()
     analyzers = registry()
@@ -255,7 +257,7 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     if unknown:
         raise ValueError(f"unknown method(s): {', '.join(sorted(unknown))}")
     use = [analyzers[m] for m in (methods or analyzers)]
-    features, focus = load_features(conn, focus_ids)
+    features, focus = load_features(conn, focus_ids, progress)
     conflicts, artifacts = detect(features, focus, config, use, started_at)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None

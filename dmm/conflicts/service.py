@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
              since: str | None = None, memory: str | None = None,
-             methods: list[str] | None = None) -> ScanResult:
+             methods: list[str] | None = None, progress=None) -> ScanResult:
     cfg = ws.config["conflicts"]
     focus, kind = None, "full"
     if memory:
@@ -55,7 +55,8 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
 
     try:
         with db.write_lock(ws.index_dir):
-            return scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods)
+            return scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
+                        progress=progress)
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
 

@@ -29,7 +29,11 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
     scanned by the others."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        first_seen = dict(conn.execute("SELECT conflict_id, detected_at FROM conflicts"))
+        # a conflict this cache ever reported is not new when it comes back (an undone
+        # resolution reopens it; a memory edited back and forth)
+        seen = _seen(conn)
+        first_seen = {**seen, **dict(conn.execute("SELECT conflict_id, detected_at "
+                                                  "FROM conflicts"))}
         kept = set()  # found by an analyzer this scan did not run: not this scan's to judge
         if methods is not None:
             for cid, record in conn.execute("SELECT conflict_id, record FROM conflicts"):
@@ -59,6 +63,9 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
                           c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
                           c.detected_at, scan_id))
+        seen.update({c.conflict_id: c.detected_at for c in conflicts})
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('seen_conflicts', ?)",
+                     (marshal.dumps(seen),))
         if methods is None:  # only a scan by every analyzer brings the store up to date
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
                          (marshal.dumps(_digests(conn)),))
@@ -72,6 +79,15 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
             conn.execute("ROLLBACK")
         raise
     return new, len(conflicts) - len(new)
+
+
+def _seen(conn: sqlite3.Connection) -> dict[str, str]:
+    """Every conflict this cache ever detected, with when it first did."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'seen_conflicts'").fetchone()
+    try:
+        return marshal.loads(row[0]) if row else {}
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
 
 
 def _cached_json(text: str) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from dmm.render import count
 from dmm.workspace import Workspace
 
 
@@ -41,7 +42,7 @@ def run(ws: Workspace) -> str | None:
         return None
     kinds = Counter(row[0] for row in found.values())
     listed = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    return (f"dmm: {len(found)} new memory conflict(s) found ({listed}): "
+    return (f"dmm: {count(len(found), 'new memory conflict')} found ({listed}): "
             "run `dmm conflicts list`")
 
 

@@ -194,9 +194,15 @@ def busy(exc: sqlite3.DatabaseError) -> bool:
 
 
 def replaced(exc: sqlite3.DatabaseError) -> bool:
-    """The file this connection opened is no longer the cache (another process rebuilt it
-    and moved the new one in place): SQLite refuses to write to the old one."""
-    return isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc)
+    """The file this connection opened may no longer be the cache (another process rebuilt it
+    and moved the new one in place): SQLite refuses to write to the old one ("readonly"), or,
+    in the middle of a transaction on a loaded machine, reports an I/O error on its journal
+    (seen once in 10 parallel first runs). A new connection, to the file now in place, is the
+    cure; only when that fails too is the cache damaged."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return isinstance(exc, sqlite3.OperationalError) and (
+        "readonly" in str(exc) or name.startswith("SQLITE_IOERR")
+        or "disk I/O error" in str(exc))
 
 
 def _ensure_gitignore(index_dir: Path) -> None:

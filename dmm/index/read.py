@@ -97,9 +97,12 @@ def problems(conn: sqlite3.Connection, today: dt.date | None = None, *,
 def counts(conn: sqlite3.Connection) -> dict:
     """Memories by scope and by status, for `dmm status`."""
     by_scope = dict(conn.execute("SELECT scope, count(*) FROM memories GROUP BY scope"))
+    active = dict(conn.execute("SELECT scope, count(*) FROM memories WHERE status = 'active' "
+                               "GROUP BY scope"))
     by_status = dict(conn.execute("SELECT status, count(*) FROM memories GROUP BY status"))
     total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    return {"total": total, "by_scope": by_scope, "by_status": by_status}
+    return {"total": total, "by_scope": by_scope, "active_by_scope": active,
+            "by_status": by_status}
 
 
 def listing(conn: sqlite3.Connection, selection: Selection, limit: int | None = None,

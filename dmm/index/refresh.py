@@ -68,13 +68,65 @@ def open_fresh(ws: Workspace, progress: Progress | None = None,
 
 def rebuild(ws: Workspace, progress: Progress | None = None,
             ) -> tuple[sqlite3.Connection, RefreshReport]:
-    """Throw the cache away and build it again from the working tree (`dmm reindex`)."""
+    """Throw the cache away and build it again from the working tree (`dmm reindex`),
+    keeping the conflict scans' state (what the memory files cannot give back)."""
+    kept = None
     if db.usable(ws.index_dir):  # else every connection is a new in-memory cache anyway
+        kept = _scan_state(ws)
         with db.write_lock(ws.index_dir):
             db.create(ws.index_dir / db.DB_NAME)
     conn, report = open_fresh(ws, progress)
+    if kept:
+        restore_scan_state(conn, kept)
     report.rebuilt = True
     return conn, report
+
+
+# what `dmm reindex` carries over into the new cache: the scans' results and memory, which
+# the memory files alone cannot give back (a full scan takes seconds, and which conflicts
+# were already reported would be forgotten)
+KEPT_TABLES = ("conflicts", "conflict_scans")
+KEPT_META = ("scanned", "scanned_with", "seen_conflicts")
+
+
+def scan_state(conn: sqlite3.Connection) -> dict:
+    """The conflict detection's state in a cache, to carry into a rebuilt one."""
+    marks = ",".join("?" * len(KEPT_META))
+    return {"tables": {t: conn.execute(f"SELECT * FROM {t}").fetchall() for t in KEPT_TABLES},
+            "meta": conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})",
+                                 KEPT_META).fetchall()}
+
+
+def restore_scan_state(conn: sqlite3.Connection, state: dict) -> None:
+    """Put ``scan_state`` back (the memories' digests then say what changed since)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table, rows in state["tables"].items():
+            if rows:
+                marks = ",".join("?" * len(rows[0]))
+                conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
+        conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                         state["meta"])
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _scan_state(ws: Workspace) -> dict | None:
+    """The old cache's scan state, or None when there is none or it cannot be read (a
+    damaged cache is rebuilt without it: the next scan is a full one)."""
+    if not (ws.index_dir / db.DB_NAME).exists():
+        return None
+    try:
+        conn = db.connect(ws.index_dir)
+        try:
+            return scan_state(conn)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None
 
 
 def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None = None,

@@ -21,12 +21,14 @@ class Selection:
     newer_than: int | None = None
     sort: str = "path"
     reverse: bool = False
+    words: list[str] = field(default_factory=list)  # every one in the text (any case)
 
 
 def select(memories: list[Memory], s: Selection, today: dt.date | None = None) -> list[Memory]:
     today = today or dt.date.today()
     prefix = s.under.strip("/")
     tags = {t.lower() for t in s.tags}
+    words = [w.casefold() for w in s.words if w.strip()]
     out = []
     for m in memories:
         if s.status != "all" and (m.is_active != (s.status == "active")):
@@ -36,6 +38,8 @@ def select(memories: list[Memory], s: Selection, today: dt.date | None = None) -
         if not tags <= {t.lower() for t in m.tags}:
             continue
         if prefix and not (m.path == prefix or m.path.startswith(prefix + "/")):
+            continue
+        if words and not _has_words(m, words):
             continue
         age = (today - m.created).days if m.created else None
         if s.older_than is not None and (age is None or age <= s.older_than):
@@ -47,3 +51,9 @@ def select(memories: list[Memory], s: Selection, today: dt.date | None = None) -
     known = [m for m in out if getattr(m, s.sort) is not None]
     unknown = [m for m in out if getattr(m, s.sort) is None]  # no `created`: last either way
     return sorted(known, key=lambda m: getattr(m, s.sort), reverse=s.reverse) + unknown
+
+
+def _has_words(m: Memory, words: list[str]) -> bool:
+    """Whether every word (or phrase) occurs in the memory's title, body, tags or path."""
+    text = " ".join([m.title, m.body, " ".join(m.tags), m.path]).casefold()
+    return all(w in text for w in words)

@@ -141,8 +141,9 @@ def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reas
         raise GitError(f"dmm/audit kept moving while recording {proposal_id}: try again")
 
 
-def amend(ws: Workspace, proposal_id: str, new_text: str, summary: str) -> str:
-    """Add the reviewer's fixes as a commit on the proposal branch; returns the new tip."""
+def amend(ws: Workspace, proposal_id: str, new_text: str, summary: str, reviewer: str) -> str:
+    """Add the reviewer's fixes as a commit on the proposal branch, in the reviewer's name (a
+    trailer: the commit's author is the git user running dmm); returns the new tip."""
     git = Git(ws.root)
     proposal = load(git, proposal_id)
     if proposal is None:
@@ -150,7 +151,8 @@ def amend(ws: Workspace, proposal_id: str, new_text: str, summary: str) -> str:
     tree = git.tree_with(proposal.commit,
                          {MEMORY_ROOT + proposal.new_path: git.hash_blob(new_text.encode())})
     message = commit_message(f"dmm: reviewer fixes for {proposal.path}", summary,
-                       [("Dmm-Proposal", proposal_id), ("Dmm-Fix", "auto")])
+                       [("Dmm-Proposal", proposal_id), ("Dmm-Fix", "auto"),
+                        ("Dmm-Reviewer", reviewer)])
     tip = git.commit_tree(tree, [proposal.commit], message)
     if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, tip, proposal.commit)]):
         raise GitError(f"proposal {proposal_id} changed while fixing it: try again")

@@ -56,7 +56,7 @@ def _named_path(ws: Workspace, conn: sqlite3.Connection, type: str, raw: str) ->
         return found[0].path if len(found) == 1 else raw
     try:
         return ws.memory_relpath(raw)
-    except InvalidInputError:
+    except InvalidInputError:  # normalise_path says what is wrong with it
         return raw
 
 
@@ -92,6 +92,9 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
     rel, why = normalise_path(ws, _named_path(ws, conn, type, path))
     if why:
         checks.errors.append(why)
+    elif type == "create" and rel.split("/", 1)[0] not in SCOPES:
+        checks.errors.append(f"{rel} is not in a scope folder: a new memory goes under "
+                             f"{', '.join(s + '/' for s in SCOPES)} (e.g. project/{rel})")
     base = git.rev_parse("HEAD")
     if base is None:
         checks.errors.append("the repository has no commit yet: commit .dmm/ first")

@@ -59,6 +59,19 @@ def load(git: Git, proposal_id: str) -> Proposal | None:
     return proposal
 
 
+def deferral(git: Git, proposal_id: str) -> dict | None:
+    """Why and by whom an open proposal was last deferred (None if it never was)."""
+    if not git.rev_parse(AUDIT_REF):
+        return None
+    for commit in git.commits_with_trailer(AUDIT_REF, "Dmm-Proposal", proposal_id):
+        t = commit.trailers
+        if t.get("Dmm-Decision") == "deferred":
+            return {"by": t.get("Dmm-Reviewer", commit.author), "at": commit.date,
+                    "reason": message_body(commit.message), "commit": commit.sha,
+                    "issues": trailer_values(commit.message, "Dmm-Issue")}
+    return None
+
+
 def decision_of(git: Git, proposal_id: str) -> str | None:
     """How a closed proposal was decided (approved, rejected, withdrawn), or None."""
     for rev in ("HEAD", AUDIT_REF):

@@ -127,7 +127,7 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResul
     if result.decision in ("approved", "modified"):
         if result.modified_content is not None:
             decide.amend(ws, proposal_id, result.modified_content,
-                         "Whitespace and tags normalised by the reviewer.")
+                         "Whitespace and tags normalised by the reviewer.", REVIEWER)
         done = decide.approve(ws, proposal_id, decision=result.decision, reviewer=REVIEWER,
                               confidence=result.confidence, issues=notes)
         notice = after_approval(ws)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from dmm.index import read
 from dmm.memory import Memory
 from dmm.query.rank import rank
+from dmm.render import count
 
 MAX_EXCLUDED_LISTED = 20
 
@@ -23,7 +24,8 @@ MAX_EXCLUDED_LISTED = 20
 class PackOptions:
     budget: int
     scopes: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()  # any of them
+    all_tags: tuple[str, ...] = ()  # every one of them (`--tag`, as `dmm list` takes it)
     exclude_ephemeral: bool = False
     include_deprecated: bool = False
     today: dt.date = field(default_factory=dt.date.today)
@@ -151,7 +153,8 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
 
         found = among(conn, [e.memory.id for e in baseline + retrieved], conflicts_dir)
         if found:
-            warnings.append(f"{len(found)} conflict(s) exist among these memories: "
+            warnings.append(f"{count(len(found), 'conflict')} "
+                            f"{'exists' if len(found) == 1 else 'exist'} among these memories: "
                             + "; ".join(f"{c.conflict_id}: {c.memories[0].memory_id} <> "
                                         f"{c.memories[1].memory_id} ({c.type})" for c in found)
                             + ". Check them before relying on either side "
@@ -177,6 +180,9 @@ def _candidate_filter(opts: PackOptions) -> tuple[str, list]:
         where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value IN "
                      f"({','.join('?' * len(opts.tags))}))")
         params += opts.tags
+    for tag in opts.all_tags:
+        where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE lower(value) = lower(?))")
+        params.append(tag)
     return " AND ".join(where), params
 
 
@@ -187,7 +193,9 @@ def _store_warnings(conn: sqlite3.Connection) -> list[str]:
                         "HAVING count(*) > 1)").fetchone()[0]
     out = []
     if bad:
-        out.append(f"{bad} memory file(s) have errors and were left out: run `dmm validate`")
+        out.append(f"{count(bad, 'memory file')} {'has' if bad == 1 else 'have'} errors and "
+                   f"{'was' if bad == 1 else 'were'} left out: run `dmm validate`")
     if dups:
-        out.append(f"{dups} memory id(s) are used by more than one file: run `dmm validate`")
+        out.append(f"{count(dups, 'memory id')} {'is' if dups == 1 else 'are'} used by more "
+                   "than one file: run `dmm validate`")
     return out

@@ -18,7 +18,8 @@ from dmm.workspace import Workspace
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                 scopes: tuple[str, ...] = (), tags: tuple[str, ...] = (),
-                exclude_ephemeral: bool = False, include_deprecated: bool = False) -> Pack:
+                all_tags: tuple[str, ...] = (), exclude_ephemeral: bool = False,
+                include_deprecated: bool = False) -> Pack:
     started = time.perf_counter()
     # bytes that are not UTF-8 (from a file or a shell variable) are replaced, not a crash
     task = task.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
@@ -32,6 +33,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
     cfg = ws.config["query"]
     opts = PackOptions(budget=budget or int(cfg["default_budget"]), scopes=tuple(scopes),
                        tags=tuple(t.strip() for t in tags if t.strip()),
+                       all_tags=tuple(t.strip() for t in all_tags if t.strip()),
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
     conn, _ = open_fresh(ws)
     try:

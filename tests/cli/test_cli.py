@@ -157,7 +157,7 @@ def test_validate_passes_on_a_clean_store(repo):
     repo.add("project/a.md", "mem_2026_01_02_001", "A")
     proc = repo.dmm("validate")
     assert proc.returncode == 0
-    assert "1 files checked: 0 error(s)" in proc.stderr
+    assert "1 file checked: 0 errors" in proc.stderr
 
 
 def test_validate_reports_every_problem_and_fails(repo):
@@ -194,7 +194,7 @@ def test_status_counts_and_cache_state(repo):
     assert data["memories"]["by_scope"] == {"project": 2, "global": 1}
     assert data["memories"]["by_status"] == {"active": 2, "deprecated": 1}
     text = repo.dmm("status").stdout
-    assert "project" in text and "problems: 0 error(s)" in text
+    assert "project" in text and "problems: 0 errors, 0 warnings" in text
 
 
 def test_reindex_rebuilds(repo):

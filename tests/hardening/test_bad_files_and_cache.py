@@ -193,7 +193,7 @@ def test_a_read_only_store_still_answers(store, tmp_path):
         assert "PermissionError" not in proc.stderr and "internal error" not in proc.stderr
         assert "without a cache" in proc.stderr or "read-only" in proc.stderr
         if args[0] == "query":  # the pack's memories are checked, not "never scanned"
-            assert "conflict(s) exist among these memories" in proc.stdout, proc.stdout
+            assert "1 conflict exists among these memories" in proc.stdout, proc.stdout
 
 
 def test_template_syntax_is_printed_and_python_tags_are_refused(store, tmp_path):

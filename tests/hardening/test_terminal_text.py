@@ -31,7 +31,8 @@ def test_review_show_paints_the_diff_but_never_the_memorys_own_escapes(store):
     pexpect = pytest.importorskip("pexpect")
     pid = _proposal(store)
     child = pexpect.spawn(sys.executable, ["-m", "dmm", "review", "show", pid],
-                          cwd=str(store.root), env={**os.environ, "TERM": "xterm"},
+                          cwd=str(store.root),
+                          env={**os.environ, "TERM": "xterm", "PAGER": "cat"},  # no pager
                           encoding="utf-8", timeout=30)
     out = child.read()
     child.close()

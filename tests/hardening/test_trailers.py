@@ -181,7 +181,7 @@ def test_a_flag_description_and_an_http_proposer_name_stay_text(store):
                      "approved")
     assert flag.returncode == 0, flag.stderr
     events = {e["event"] for e in json.loads(store.dmm("log", "--json").stdout)["entries"]}
-    assert events == {"resolved:flag"}
+    assert events == {"flagged"}  # a flag records a conflict, it resolves nothing
     with Server(store.root) as server:
         status, data = server.post("/write/propose", {
             "type": "create", "path": "project/lint.md", "reason": SMUGGLED,
@@ -189,7 +189,7 @@ def test_a_flag_description_and_an_http_proposer_name_stay_text(store):
             "content": INNOCENT.replace("id: mem_2026_11_25_042\n", "")})
         assert status == 201, data
     entries = json.loads(store.dmm("log", "--json").stdout)["entries"]
-    assert {e["event"] for e in entries} == {"resolved:flag", "proposed"}
+    assert {e["event"] for e in entries} == {"flagged", "proposed"}
 
 
 # --- item 6 and the mode: nothing over the limit, nothing but plain files -----------------------

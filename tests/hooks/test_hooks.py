@@ -43,7 +43,7 @@ def test_a_memory_commit_is_scanned_and_reported(hooked):
     add_conflicting_pair(hooked)
     git(hooked.root, "add", "-A")
     err = commit(hooked, "two memories")
-    assert "1 new memory conflict(s) found (1 supersession)" in err
+    assert "1 new memory conflict found (1 supersession)" in err
     data = json.loads(hooked.dmm("conflicts", "list", "--json").stdout)
     assert data["total"] == 1
     assert json.loads(hooked.dmm("status", "--json").stdout)["conflicts"]["unresolved"] == 1

@@ -192,6 +192,9 @@ def test_reviewer_decisions(committed):
     text = (committed.memory / "project/retries.md").read_text()
     assert "tags: [retries, http]" in text and "document with   " not in text
     assert "Dmm-Fix: auto" in git(committed.root, "log", "--format=%B", "-n", "3")
+    fixed = [e for e in json.loads(committed.dmm("log", "--json").stdout)["entries"]
+             if e["event"] == "fixed"]
+    assert [e["who"] for e in fixed] == ["dmm-reviewer"]  # the reviewer's, not the git user's
     # deferred: touches baseline
     pid = propose(committed, "propose", "--path", "baseline/tone.md", "--reason", "r",
                   content=new_memory("Answer in a friendly and direct tone", distinct_body(3),

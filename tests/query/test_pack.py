@@ -140,7 +140,7 @@ def test_invalid_files_and_duplicate_ids_are_warned_about(store):
     store.write("project/bad.md", "no frontmatter")
     store.add("project/dup.md", "mem_2026_01_03_001", "Another pagination note")
     pack = pack_for(store, "pagination")
-    assert any("1 memory file(s) have errors" in w for w in pack.warnings)
+    assert any("1 memory file has errors and was left out" in w for w in pack.warnings)
     assert any("used by more than one file" in w for w in pack.warnings)
 
 

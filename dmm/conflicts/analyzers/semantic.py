@@ -35,6 +35,17 @@ def _readable(f, shared: set[str]) -> list[str]:
     return sorted({said.get(a, a) for a in shared if "=" not in a or a in said})
 
 
+SHOWN_ANCHORS = 6
+
+
+def shared_text(names: list[str]) -> str:
+    """The evidence of a copy: how many anchors the two share, and the first of them (the
+    count is of those listed, and says how many more there are)."""
+    more = (f" and {len(names) - SHOWN_ANCHORS} more" if len(names) > SHOWN_ANCHORS else "")
+    return (f"the same code, names and values ({len(names)} shared: "
+            f"{', '.join(names[:SHOWN_ANCHORS])}{more})")
+
+
 def _same_code(f, g) -> set[str]:
     """The code both points name the same way, specific in the store: prescribed by both or
     named by both where they forbid something. "Never push to `main` directly" and "`main`
@@ -59,8 +70,7 @@ def analyze(ctx: ScanContext) -> list[Candidate]:
         if jaccard >= anchored and len(shared) >= MIN_SHARED_ANCHORS:
             kind = "duplicate" if fa.scope == fb.scope else "scope_overlap"
             out.append(Candidate(a, b, NAME, kind, min(0.9, 0.3 + jaccard),
-                                 f"the same code, names and values ({len(shared)} shared: "
-                                 f"{', '.join(_readable(ctx.features[a], shared)[:6])})",
+                                 shared_text(_readable(ctx.features[a], shared)),
                                  (fa.title, fb.title)))
             continue
         if fa.scope != fb.scope and (code := _same_code(ctx.features[a], ctx.features[b])):
