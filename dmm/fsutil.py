@@ -47,12 +47,13 @@ def write_new(path: Path, text: str) -> bool:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive flock on ``path`` (created if needed) for the duration of the block."""
+def file_lock(path: Path, wait: bool = True) -> Iterator[None]:
+    """Hold an exclusive flock on ``path`` (created if needed) for the duration of the block;
+    ``wait`` False: raise BlockingIOError at once when another process holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -76,6 +76,27 @@ def run_dmm(*args: str, cwd: Path, input: str | None = None,
                           stdin=subprocess.DEVNULL if input is None else None)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _a_person_runs_the_tests():
+    """The tests run dmm as a person would: the variables agents set in their shells (and dmm
+    in what it starts for them) would make every decision command refuse. Tests that play an
+    agent set them themselves."""
+    from dmm.agents.identity import MARKERS
+
+    saved = {name: os.environ.pop(name) for name, _, _ in MARKERS if name in os.environ}
+    # the agent hook's 0.9 s deadline is for an agent's user; on a test machine busy with the
+    # suite a cold hook can pass it and answer the deadline's line instead of the pack. The
+    # deadline's own tests set it themselves.
+    deadline = os.environ.get("DMM_HOOK_DEADLINE_MS")
+    os.environ["DMM_HOOK_DEADLINE_MS"] = "10000"
+    yield
+    os.environ.update(saved)
+    if deadline is None:
+        os.environ.pop("DMM_HOOK_DEADLINE_MS", None)
+    else:
+        os.environ["DMM_HOOK_DEADLINE_MS"] = deadline
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"

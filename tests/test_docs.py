@@ -122,7 +122,9 @@ def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
     pending = propose("project/queue.md", "Jobs run on the queue worker",
                       "Background jobs run on the queue worker, never in a web request.")
     approved = propose("project/retry.md", "Retries back off exponentially",
-                       "Outbound calls retry three times with exponential backoff.")
+                       "Outbound calls to payment and shipping providers retry three times "
+                       "with exponential backoff starting at one second. Why: their outages "
+                       "are short, and retrying at once only adds load.")
     dmm("review", "approve", approved, "--reason", "agreed")
     rejected = propose("project/tabs.md", "Indent with tabs", "Indent code with tabs.")
     dmm("review", "reject", rejected, "--reason", "we use spaces")

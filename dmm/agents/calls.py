@@ -121,9 +121,12 @@ def propose(ws: Workspace, *, proposed_by: str, **kw) -> dict:
 
 
 def proposal_status(ws: Workspace, proposal_id: str) -> dict:
+    """Where a proposal stands, with the PRD's WriteProposal fields."""
+    from dmm.agents.shapes import write_proposal
     from dmm.proposals.queue import status_of
 
-    return status_of(Git(ws.root), proposal_id)
+    git = Git(ws.root)
+    return write_proposal(git, status_of(git, proposal_id))
 
 
 def proposals(ws: Workspace, *, status: str = "all", limit: int = 100, offset: int = 0) -> dict:
@@ -137,7 +140,11 @@ def proposals(ws: Workspace, *, status: str = "all", limit: int = 100, offset: i
         found = closed_with(git, status)
     else:
         found = [p.to_dict() for p in open_proposals(git) if status in ("all", p.status)]
-    return {"proposals": found[offset:offset + limit], "total": len(found), "stats": stats(git)}
+    from dmm.agents.shapes import queue_stats
+
+    pending = [p.to_dict() for p in open_proposals(git) if p.status == "pending"]
+    page = [{**p, "target_path": p.get("path")} for p in found[offset:offset + limit]]
+    return {"proposals": page, "total": len(found), "stats": queue_stats(stats(git), pending)}
 
 
 def review_queue(ws: Workspace) -> dict:
@@ -170,9 +177,11 @@ def approve(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
             bypass_reviewer: bool = False) -> dict:
     from dmm.proposals.review import approve_as_person
 
+    from dmm.agents.shapes import commit_result
+
     done, notices = approve_as_person(ws, proposal_id, reviewer=reviewer, reason=reason,
                                       bypass_reviewer=bypass_reviewer)
-    return {"success": True, **done.to_dict(), "notices": notices}
+    return {**commit_result(done.to_dict()), "notices": notices}
 
 
 def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str,
@@ -235,8 +244,12 @@ def conflicts(ws: Workspace, *, status: str = "unresolved", type_: str | None = 
         ids = [_id_in(ws, conn, memory)] if memory else None
         found, total = service.conflicts(ws, conn, ids, status=status, type_=type_,
                                          min_confidence=min_confidence, limit=limit)
-        return {"conflicts": [c.to_dict() for c in found], "total": total,
-                "stats": service.stats(ws, conn)}
+        from dmm.agents import shapes
+
+        opened, _ = service.conflicts(ws, conn, status="unresolved", scan=False)
+        return {"conflicts": [shapes.conflict(c.to_dict()) for c in found], "total": total,
+                "stats": shapes.conflict_stats(service.stats(ws, conn, scan=False),
+                                               [c.detected_at for c in opened])}
 
 
 def _id_in(ws: Workspace, conn: sqlite3.Connection, key: str) -> str:
@@ -248,8 +261,10 @@ def _id_in(ws: Workspace, conn: sqlite3.Connection, key: str) -> str:
 def conflict(ws: Workspace, conflict_id: str) -> dict:
     from dmm.conflicts import service
 
+    from dmm.agents.shapes import conflict as shaped
+
     with _cache(ws) as conn:
-        return service.one(ws, conn, conflict_id).to_dict()
+        return shaped(service.one(ws, conn, conflict_id).to_dict())
 
 
 def conflicts_of(ws: Workspace, key: str) -> dict:
@@ -258,7 +273,9 @@ def conflicts_of(ws: Workspace, key: str) -> dict:
 
     with _cache(ws) as conn:
         found, total = service.conflicts(ws, conn, [_id_in(ws, conn, key)], status="all")
-    return {"conflicts": [c.to_dict() for c in found], "total": total}
+    from dmm.agents.shapes import conflict as shaped
+
+    return {"conflicts": [shaped(c.to_dict()) for c in found], "total": total}
 
 
 def scan(ws: Workspace, *, full: bool = False, since: str | None = None,
@@ -282,8 +299,13 @@ def scans(ws: Workspace, limit: int = 20) -> dict:
 def conflict_stats(ws: Workspace) -> dict:
     from dmm.conflicts import service, store
 
+    from dmm.agents.shapes import conflict_stats as shaped
+
     with _cache(ws) as conn:
         data = service.stats(ws, conn)
+        open_ones, _ = service.conflicts(ws, conn, status="unresolved", limit=None,
+                                         scan=False)
+        data = shaped(data, [c.detected_at for c in open_ones])
         data["recent_scans"] = store.scans(conn, 5)
     return data
 
@@ -294,7 +316,9 @@ def check(ws: Workspace, ids: list[str]) -> dict:
 
     with _cache(ws) as conn:
         found = find(ws, conn, list(ids))
-    return {"has_conflicts": bool(found), "conflicts": [c.to_dict() for c in found]}
+    from dmm.agents.shapes import conflict as shaped
+
+    return {"has_conflicts": bool(found), "conflicts": [shaped(c.to_dict()) for c in found]}
 
 
 def check_content(ws: Workspace, content: str, path: str | None = None) -> dict:
@@ -339,7 +363,8 @@ def flag(ws: Workspace, ids: list[str], description: str, type_: str = "contradi
     with _cache(ws) as conn:
         cid, commit = record(ws, conn, ids=list(ids), description=description, type_=type_,
                              who=who)
-    return {"conflict_id": cid, "created": True, "commit": commit, "status": "flagged"}
+    return {"conflict_id": cid, "created": commit is not None, "commit": commit,
+            "status": "flagged"}
 
 
 def resolve(ws: Workspace, request, propose: bool = False) -> dict:

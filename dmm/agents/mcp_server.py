@@ -1,143 +1,167 @@
-"""`dmm mcp`: the Model Context Protocol server over stdio, on the official `mcp` SDK.
+"""`dmm mcp`: the Model Context Protocol server, on the official `mcp` SDK's low-level server,
+built from the tool table of dmm.agents.mcp_tools (dmm.agents.mcp_stdio starts it).
 
-IO boundary: stdin/stdout carry JSON-RPC (the SDK's), so nothing else may print to stdout.
-One workspace per server; every call opens the cache fresh (cheap when nothing changed), so
-the server sees commits made while it runs. A DmmError becomes a tool error with the CLI's
-message and hint; an unexpected exception becomes a tool error too and never stops the server.
+IO boundary: JSON-RPC through the SDK's stdio transport (given its streams by mcp_stdio), so
+nothing else may print to stdout. One workspace per server; every call opens the cache fresh
+(cheap when nothing changed), so the server sees commits made while it runs.
+
+Every call's arguments are checked against the tool's schema and by dmm.agents.inputs before
+any core call. A DmmError becomes a tool error with the CLI's message and hint; an unexpected
+exception becomes a tool error too and never stops the server. A result is both
+``structuredContent`` (validated by clients against the tool's ``outputSchema``) and the same
+JSON, compact, as text for clients that read only text. An unknown memory in
+``dmm://memory/{id}`` is a resource-not-found error with dmm's message.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Callable
 
-from dmm.agents import calls
+from dmm.agents import inputs, mcp_calls, mcp_tools
 from dmm.errors import DmmError
 from dmm.workspace import Workspace
 
-INSTRUCTIONS = """\
-dmm is this repository's memory: rules, facts, decisions and procedures kept as markdown under
-.dmm/memory/ and reviewed like code. Before a task, call memory_query with the task in a
-sentence and follow what the Memory Pack says (baseline memories always apply). When you learn
-something the next session should know, or find a memory wrong, call memory_propose: it creates
-a proposal branch that a person or the automated reviewer decides. You cannot approve, reject,
-resolve or dismiss anything: those are a person's decisions. Check a draft with
-conflicts_check_content before proposing, and the memories you rely on with conflicts_check."""
-
-# the decisions no agent tool may make (asserted by the tests)
-DECISIONS = ("approve", "reject", "resolve", "dismiss", "withdraw", "defer")
+# the decisions no agent tool may make (asserted by the tests); withdrawing one's own proposal
+# is not among them: it decides nothing about memory
+DECISIONS = ("approve", "reject", "resolve", "dismiss", "defer")
+RESOURCE_NOT_FOUND = -32002
 
 
 class ToolFailure(Exception):
     """What a tool reports when it cannot do its job: the CLI's message and hint."""
 
 
-def _call(fn, *args, **kw) -> Any:
+def compact(data: Any) -> str:
+    """JSON as a model should receive it: no indentation, no spaces, dates as ISO 8601."""
+    from dmm.render import to_json
+
+    return json.dumps(json.loads(to_json(data)), ensure_ascii=False, separators=(",", ":"))
+
+
+def handlers(ws: Workspace, who: Callable[[], str]) -> dict[str, Callable[..., Any]]:
+    """Each tool's call; ``who`` names the agent (agent:<client>), read at call time."""
+    def propose(**kw):
+        return calls_propose(ws, who(), **kw)
+
+    return {
+        "memory_query": lambda **kw: mcp_calls.query(ws, **kw),
+        "memory_show": lambda memory: _show(ws, memory),
+        "memory_list": lambda **kw: mcp_calls.listing(ws, **kw),
+        "memory_propose": propose,
+        "proposal_status": lambda proposal_id: _status(ws, proposal_id),
+        "proposal_list": lambda: mcp_calls.mine(ws, who()),
+        "proposal_revise": lambda proposal_id, reason, **kw: mcp_calls.revise(
+            ws, proposal_id, reason, who=who(), **kw),
+        "proposal_withdraw": lambda proposal_id, reason: mcp_calls.withdraw(
+            ws, proposal_id, reason, who=who()),
+        "conflicts_check": lambda memories: mcp_calls.check(ws, memories),
+        "conflicts_check_content": lambda content, path=None: _check_content(ws, content,
+                                                                             path),
+        "conflict_flag": lambda memories, description, type="contradictory": mcp_calls.flag(
+            ws, memories, description, type, who=who()),
+    }
+
+
+def calls_propose(ws: Workspace, who: str, **kw) -> dict:
+    from dmm.agents import calls
+
+    return calls.propose(ws, proposed_by=who, **kw)
+
+
+def _show(ws: Workspace, memory: str) -> dict:
+    from dmm.agents import calls
+
+    return calls.show(ws, memory)
+
+
+def _status(ws: Workspace, proposal_id: str) -> dict:
+    from dmm.agents import calls
+
+    return calls.proposal_status(ws, proposal_id)
+
+
+def _check_content(ws: Workspace, content: str, path: str | None) -> dict:
+    from dmm.agents import calls
+
+    return calls.check_content(ws, content, path)
+
+
+def run_tool(table: dict[str, Callable[..., Any]], name: str, arguments: dict | None
+             ) -> tuple[dict | None, str | None]:
+    """(result, None) or (None, the error a tool reports)."""
+    arguments = arguments or {}
     try:
-        return fn(*args, **kw)
+        inputs.check(arguments, "")
+        mcp_tools.check_arguments(name, arguments)
+        return table[name](**arguments), None
+    except DmmError as exc:
+        return None, exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
+    except Exception as exc:  # noqa: BLE001 - a bad argument never kills the server
+        return None, f"internal error: {type(exc).__name__}: {exc}"
+
+
+def read_resource(ws: Workspace, uri: str) -> str:
+    """The text of ``dmm://boot`` or ``dmm://memory/{id}``; ToolFailure for an unknown one."""
+    from dmm.agents import calls
+
+    try:
+        if uri == "dmm://boot":
+            return calls.boot(ws)  # the regular file only, never what a link points to
+        if uri.startswith("dmm://memory/"):
+            key = uri.removeprefix("dmm://memory/")
+            inputs.check(key, "memory_id", name=True)
+            return calls.memory_text(ws, key)
     except DmmError as exc:
         raise ToolFailure(exc.message + (f" (hint: {exc.hint})" if exc.hint else "")) from None
-    except Exception as exc:  # noqa: BLE001 - a bad argument never kills the server
-        raise ToolFailure(f"internal error: {type(exc).__name__}: {exc}") from None
+    raise ToolFailure(f"no resource {uri}: dmm serves dmm://boot and dmm://memory/{{id}}")
 
 
-def build_server(ws: Workspace):
-    """The MCP server for ``ws``: tools, the BOOT.md resource and one resource per memory."""
-    from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+def build_server(ws: Workspace, who: Callable[[], str]):
+    """The SDK's low-level server for ``ws``, from the tool table."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
 
     from dmm import __version__
 
-    server = MCPServer("dmm", instructions=INSTRUCTIONS, version=__version__)
+    table = handlers(ws, who)
+    tools = types.ListToolsResult.model_validate(mcp_tools.tools_list())
 
-    def run(fn, *args, **kw):
+    async def list_tools(ctx, params):
+        return tools
+
+    async def call_tool(ctx, params):
+        import anyio
+
+        result, error = await anyio.to_thread.run_sync(run_tool, table, params.name,
+                                                       params.arguments)
+        if error is not None:
+            return types.CallToolResult.model_validate(
+                {"content": [{"type": "text", "text": error}], "isError": True})
+        text = compact(result)
+        return types.CallToolResult.model_validate(
+            {"content": [{"type": "text", "text": text}],
+             "structuredContent": json.loads(text), "isError": False})
+
+    async def list_resources(ctx, params):
+        return types.ListResourcesResult.model_validate({"resources": mcp_tools.RESOURCES})
+
+    async def list_templates(ctx, params):
+        return types.ListResourceTemplatesResult.model_validate(
+            {"resourceTemplates": mcp_tools.RESOURCE_TEMPLATES})
+
+    async def read(ctx, params):
+        import anyio
+
         try:
-            return _call(fn, *args, **kw)
+            text = await anyio.to_thread.run_sync(read_resource, ws, str(params.uri))
         except ToolFailure as exc:
-            raise ToolError(str(exc)) from None
+            raise MCPError(RESOURCE_NOT_FOUND, str(exc), {"uri": str(params.uri)}) from None
+        return types.ReadResourceResult.model_validate({"contents": [
+            {"uri": str(params.uri), "mimeType": "text/markdown", "text": text}]})
 
-    @server.tool()
-    def memory_query(task: str, budget: int | None = None, scopes: list[str] | None = None,
-                     tags: list[str] | None = None, exclude_ephemeral: bool = False) -> dict:
-        """The Memory Pack for a task: every baseline memory, then the most relevant others
-        within the token budget, with warnings about conflicts among them. Call it before
-        starting a task, with the task in a sentence."""
-        return run(calls.query, ws, task, budget=budget, scopes=scopes, tags=tags,
-                   exclude_ephemeral=exclude_ephemeral)
-
-    @server.tool()
-    def memory_show(memory: str) -> dict:
-        """One memory, by its id (mem_2026_03_14_007) or its path under .dmm/memory/."""
-        return run(calls.show, ws, memory)
-
-    @server.tool()
-    def memory_list(scope: str | None = None, tag: str | None = None,
-                    status: str | None = None, path_prefix: str | None = None,
-                    older_than: int | None = None, newer_than: int | None = None,
-                    sort: str = "path", reverse: bool = False, limit: int = 100) -> dict:
-        """The memories of the store (without their text), as `dmm list` chooses them: by
-        scope, tag, status (active, deprecated), folder (path_prefix, e.g. "project/api") and
-        age in days since `created` (older_than, newer_than); sorted by path, id, created,
-        priority, tokens, title or scope (reverse: largest, newest or last first); at most
-        `limit` (1-1000) of them."""
-        return run(calls.listing, ws, scope=scope, tag=tag, status=status,
-                   path_prefix=path_prefix, older_than=older_than, newer_than=newer_than,
-                   sort=sort, reverse=reverse, limit=limit)
-
-    @server.tool()
-    def memory_propose(type: str, path: str, reason: str, content: str | None = None,
-                       patch: str | None = None, new_scope: str | None = None,
-                       expires: str | None = None) -> dict:
-        """Propose a memory change (type: create, update, deprecate or promote) for the file
-        `path` under .dmm/memory/ (e.g. project/api/errors.md), with the reason. create and
-        update take the whole file as `content` (YAML frontmatter with tags, priority,
-        confidence, then a '# Title' and the text) or update takes a unified diff as `patch`;
-        promote takes `new_scope`, and `expires` (keep, drop or a new YYYY-MM-DD) when the
-        memory has an expiry date. The result is a proposal branch that a person or the
-        automated reviewer decides; it lists what the reviewer will check."""
-        return run(calls.propose, ws, proposed_by="agent", type=type, path=path,
-                   reason=reason, content=content, patch=patch, new_scope=new_scope,
-                   expires=expires)
-
-    @server.tool()
-    def proposal_status(proposal_id: str) -> dict:
-        """Where a proposal stands: pending or deferred (open), or approved, modified,
-        rejected, withdrawn."""
-        return run(calls.proposal_status, ws, proposal_id)
-
-    @server.tool()
-    def conflicts_check(memory_ids: list[str]) -> dict:
-        """Open conflicts (contradictions, duplicates, stale facts ...) that involve any of
-        these memories: check the memories you are about to rely on."""
-        return run(calls.check, ws, memory_ids)
-
-    @server.tool()
-    def conflicts_check_content(content: str, path: str | None = None) -> dict:
-        """For a draft memory (the whole file, as memory_propose takes it): the memories it
-        would conflict with and the most similar ones, before you propose it."""
-        return run(calls.check_content, ws, content, path)
-
-    @server.tool()
-    def conflict_flag(memory_ids: list[str], description: str,
-                      type: str = "contradictory") -> dict:
-        """Record a conflict you noticed between two memories (committed under
-        .dmm/conflicts/ for a person to resolve). type: contradictory, duplicate,
-        supersession, scope_overlap or stale."""
-        return run(calls.flag, ws, memory_ids, description, type, who="agent")
-
-    @server.resource("dmm://boot", name="BOOT.md", mime_type="text/markdown",
-                     description="How agents use this repository's memory")
-    def boot() -> str:
-        try:
-            return _call(calls.boot, ws)
-        except ToolFailure as exc:
-            raise ValueError(str(exc)) from None
-
-    @server.resource("dmm://memory/{memory_id}", name="memory", mime_type="text/markdown",
-                     description="One memory file, by id")
-    def memory_resource(memory_id: str) -> str:
-        try:
-            return _call(calls.memory_text, ws, memory_id)
-        except ToolFailure as exc:
-            raise ValueError(str(exc)) from None
-
-    return server
+    return Server(mcp_tools.NAME, version=__version__, instructions=mcp_tools.INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_resources=list_resources, on_list_resource_templates=list_templates,
+                  on_read_resource=read)

@@ -1,41 +1,76 @@
 """`dmm agent setup`: wire dmm into the agent a team uses, in files the team reviews and
 commits. Existing settings are merged, never overwritten: a key dmm would set that already
-holds something else is left alone and reported. Every write is atomic.
+holds something else is left alone and reported, and a file is changed only where dmm adds
+something (dmm.agents.edits keeps the rest byte for byte). Files are reached only inside the
+repository (dmm.agents.confined) and every write is atomic.
 
-IO boundary: the files named in ``TARGETS`` under the repository root; nothing else.
+IO boundary: the files named in ``setup`` under the repository root; nothing else.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
+from dmm.agents import confined, edits
+from dmm.agents.where import where
 from dmm.errors import InvalidInputError
-from dmm.fsutil import write_atomic
 from dmm.workspace import Workspace
 
 MCP_SERVER = {"command": "dmm", "args": ["mcp"]}
-HOOKS = {"SessionStart": "dmm agent hook session-start",
-         "UserPromptSubmit": "dmm agent hook user-prompt-submit"}
 HOOK_TIMEOUT_S = 10
 MARKER = "<!-- dmm: agent memory -->"
+END_MARKER = "<!-- /dmm: agent memory -->"
 POINTER = f"""{MARKER}
 ## Memory (dmm)
 
 This repository keeps its agents' memory in `.dmm/` (rules, facts, decisions and procedures,
-reviewed like code). Read `.dmm/BOOT.md` once. Before a task, get the memories it needs with
-the `memory_query` tool of the `dmm` MCP server (or `dmm query "<task>"`); to record something
-the next session should know, propose it with `memory_propose` (or `dmm write propose`): a
-person decides. Never edit `.dmm/memory/` directly.
+reviewed like code); `.dmm/BOOT.md` explains it. What agents do with it:
+
+- query: before a task, `memory_query` of the `dmm` MCP server, or `dmm query "<task>"`
+- propose: what the next session should know, or a fix to a memory that is wrong:
+  `memory_propose`, or `dmm write propose`
+- check: a draft with `conflicts_check_content`, the memories relied on with `conflicts_check`
+  (`dmm conflicts check`)
+- flag: two memories that disagree, with `conflict_flag` (`dmm conflicts flag`)
+
+People review proposals and resolve conflicts; dmm refuses those decisions when an agent runs
+it. Files under `.dmm/memory/` change only through reviewed proposals.
+{END_MARKER}
 """
-CURSOR_RULE = f"""---
+CURSOR_RULE_HEAD = """---
 description: How this repository's agent memory (dmm) is used
 alwaysApply: true
 ---
-{POINTER}"""
-CODEX_TABLE = '[mcp_servers.dmm]\ncommand = "dmm"\nargs = ["mcp"]\n'
+"""
 TARGETS = ("claude", "codex", "cursor", "generic")
+
+
+def hook_command(event: str) -> str:
+    """The shell command an agent's hook runs: ``$DMM_COMMAND`` when the user's local settings
+    name their dmm (an absolute path: setup writes it there when a bare `dmm` would not find
+    it), else the dmm found on PATH, never a `dmm` inside this repository (a branch can commit
+    one, and `.` or a relative entry in PATH would run it): the same guard as the git hook shim
+    (hooks/dmm-hook.sh), on resolved folders. Refused, it prints one line and never blocks the
+    agent. What it starts is marked as an agent's (DMM_AGENT)."""
+    return ('d=$DMM_COMMAND; case "$d" in /*) ;; *) d=$(command -v dmm)'
+            ' && case "$d" in /*) ;; *) false ;; esac'
+            ' && top=$(git rev-parse --show-toplevel 2>/dev/null || pwd)'
+            ' && case "$(cd "${d%/*}" && pwd -P)/" in "$(cd "$top" && pwd -P)"/*) false ;; esac'
+            ' || d= ;; esac;'
+            f' [ -n "$d" ] && DMM_AGENT=hook exec "$d" agent hook {event};'
+            ' echo "(dmm: no memory pack: no dmm installed on PATH outside this repository)"')
+
+
+HOOKS = {"SessionStart": hook_command("session-start"),
+         "UserPromptSubmit": hook_command("user-prompt-submit")}
+# Codex: the server must be up for the first request, and its read-only tools run without
+# asking (Codex asks for every MCP tool call otherwise, and `codex exec` cannot ask)
+CODEX_SERVER = {**MCP_SERVER, "required": True, "startup_timeout_sec": 20}
+READ_ONLY_TOOLS = ("memory_query", "memory_show", "memory_list", "proposal_status",
+                   "proposal_list", "conflicts_check", "conflicts_check_content")
+CURSOR_SERVER = {"command": "dmm", "args": ["-C", "${workspaceFolder}", "mcp"]}
 
 
 @dataclass
@@ -53,76 +88,167 @@ def setup(ws: Workspace, target: str) -> list[Written]:
         raise InvalidInputError(f"unknown agent {target!r}: one of {', '.join(TARGETS)}")
     root = ws.root
     if target == "claude":
-        return [_merge_json(root, ".mcp.json", _with_server),
-                _merge_json(root, ".claude/settings.json", _with_hooks),
-                _append(root, "CLAUDE.md", POINTER)]
+        written = [_edit(root, ".mcp.json", _with_server(MCP_SERVER)),
+                   _edit(root, ".claude/settings.json", _with_hooks),
+                   _edit(root, "CLAUDE.md", _with_section(POINTER))]
+        found = where(root)
+        if found.mismatch:  # the user's own, uncommitted settings name their dmm
+            written.append(_edit(root, ".claude/settings.local.json",
+                                 _with_env("DMM_COMMAND", found.command)))
+        return written
     if target == "codex":
-        return [_append(root, ".codex/config.toml", CODEX_TABLE, marker="[mcp_servers.dmm]"),
-                _append(root, "AGENTS.md", POINTER)]
+        return [_edit(root, ".codex/config.toml", _with_codex_server),
+                _edit(root, ".codex/hooks.json", _with_hooks),
+                _edit(root, "AGENTS.md", _with_section(POINTER))]
     if target == "cursor":
-        return [_merge_json(root, ".cursor/mcp.json", _with_server),
-                _append(root, ".cursor/rules/dmm.mdc", CURSOR_RULE)]
+        return [_edit(root, ".cursor/mcp.json", _with_server(CURSOR_SERVER)),
+                _edit(root, ".cursor/rules/dmm.mdc", _with_section(POINTER, CURSOR_RULE_HEAD))]
     return []  # generic: nothing to write; the CLI prints what to configure
 
 
-# --- merging into what exists -------------------------------------------------------------------
-
-def _with_server(data: dict) -> str:
-    servers = data.setdefault("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise InvalidInputError("mcpServers is not an object: fix the file by hand")
-    if "dmm" in servers:
-        return "" if servers["dmm"] == MCP_SERVER else "kept the existing mcpServers.dmm"
-    servers["dmm"] = MCP_SERVER
-    return "added the dmm MCP server"
+# An edit: (the file's text, its name) -> (the new text, what was done or kept)
+Edit = Callable[[str, str], "tuple[str, str]"]
 
 
-def _with_hooks(data: dict) -> str:
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise InvalidInputError("hooks is not an object: fix the file by hand")
+def _edit(root: Path, rel: str, change: Edit) -> Written:
+    path = confined.real_path(root, rel)
+    current = confined.read_text(path, rel)
+    text, detail = change(current or "", rel)
+    if text == (current or ""):
+        return Written(rel, "kept" if detail else "unchanged", detail)
+    confined.write_text(path, rel, text)
+    return Written(rel, "updated" if current is not None else "created", detail)
+
+
+# --- JSON settings ----------------------------------------------------------------------------
+
+def _with_server(server: dict) -> Edit:
+    def change(text: str, rel: str) -> tuple[str, str]:
+        data = edits.load_json(text, rel)
+        servers = data.get("mcpServers")
+        if servers is None:
+            return edits.add_member(text, (), "mcpServers", {"dmm": server}), \
+                "added the dmm MCP server"
+        if not isinstance(servers, dict):
+            raise InvalidInputError(f"{rel}: mcpServers is not an object: fix the file by hand")
+        if "dmm" in servers:
+            return text, ("" if servers["dmm"] == server
+                          else "kept the existing mcpServers.dmm")
+        return edits.add_member(text, ("mcpServers",), "dmm", server), \
+            "added the dmm MCP server"
+    return change
+
+
+def _with_env(name: str, value: str) -> Edit:
+    """Claude Code's local settings: ``env`` holds ``name`` (the hooks read it)."""
+    def change(text: str, rel: str) -> tuple[str, str]:
+        data = edits.load_json(text, rel)
+        env = data.get("env")
+        if env is None:
+            return edits.add_member(text, (), "env", {name: value}), f"set env.{name}"
+        if not isinstance(env, dict):
+            raise InvalidInputError(f"{rel}: env is not an object: fix the file by hand")
+        if name in env:
+            return text, ("" if env[name] == value else f"kept the existing env.{name}")
+        return edits.add_member(text, ("env",), name, value), f"set env.{name}"
+    return change
+
+
+def _with_hooks(text: str, rel: str) -> tuple[str, str]:
+    data = edits.load_json(text, rel)
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise InvalidInputError(f"{rel}: hooks is not an object: fix the file by hand")
     added = []
     for event, command in HOOKS.items():
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise InvalidInputError(f"hooks.{event} is not a list: fix the file by hand")
-        present = any(isinstance(g, dict) and any(
-            isinstance(h, dict) and h.get("command") == command for h in g.get("hooks", []))
-            for g in groups)
-        if not present:
-            groups.append({"hooks": [{"type": "command", "command": command,
-                                      "timeout": HOOK_TIMEOUT_S}]})
-            added.append(event)
-    return f"added hooks: {', '.join(added)}" if added else ""
+        group = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
+        if hooks is None:
+            text = edits.add_member(text, (), "hooks", {event: [group]})
+            hooks = {event: [group]}
+        elif event not in hooks:
+            text = edits.add_member(text, ("hooks",), event, [group])
+        elif not isinstance(hooks[event], list):
+            raise InvalidInputError(f"{rel}: hooks.{event} is not a list: fix the file by hand")
+        elif not _has_dmm_hook(hooks[event], event):
+            text = edits.append_item(text, ("hooks", event), group)
+        else:
+            continue
+        added.append(event)
+    return text, (f"added hooks: {', '.join(added)}" if added else "")
 
 
-def _merge_json(root: Path, rel: str, change) -> Written:
-    path = root / rel
-    existed = path.exists()
-    data: dict = {}
-    if existed:
+def _has_dmm_hook(groups: list, event: str) -> bool:
+    """Whether a hook group already runs dmm's hook for ``event`` (this command or an older
+    spelling of it)."""
+    wanted = f"agent hook {'session-start' if event == 'SessionStart' else 'user-prompt-submit'}"
+    return any(isinstance(g, dict) and isinstance(g.get("hooks"), list) and any(
+        isinstance(h, dict) and wanted in str(h.get("command", "")) for h in g["hooks"])
+        for g in groups)
+
+
+# --- Codex's TOML -----------------------------------------------------------------------------
+
+def _with_codex_server(text: str, rel: str) -> tuple[str, str]:
+    data = edits.load_toml(text, rel)
+    servers = data.get("mcp_servers", {})
+    if not isinstance(servers, dict):
+        raise InvalidInputError(f"{rel}: mcp_servers is not a table: fix the file by hand")
+    if "dmm" in servers:
+        have = servers["dmm"]
+        if not isinstance(have, dict) or {k: have.get(k) for k in MCP_SERVER} != MCP_SERVER:
+            return text, "kept the existing mcp_servers.dmm"
+        return text, ""
+    from tomlkit.exceptions import TOMLKitError
+
+    for way in (_codex_table_appended, _codex_table_edited):  # the user's bytes first
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise InvalidInputError(f"{rel} cannot be read as JSON ({exc}): dmm will not "
-                                    "overwrite it", hint="fix it by hand, then run again")
-        if not isinstance(data, dict):
-            raise InvalidInputError(f"{rel} is not a JSON object: dmm will not overwrite it")
-    before = json.dumps(data, sort_keys=True)
-    detail = change(data)
-    if json.dumps(data, sort_keys=True) == before:
-        return Written(rel, "kept" if detail else "unchanged", detail)
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return Written(rel, "updated" if existed else "created", detail)
+            out = way(text)
+            if edits.load_toml(out, rel).get("mcp_servers", {}).get("dmm", {}).get(
+                    "command") == MCP_SERVER["command"]:
+                break
+        except (InvalidInputError, TOMLKitError):
+            continue
+    else:
+        raise InvalidInputError(f"{rel}: dmm could not add its server without changing "
+                                "what the file says", hint="add [mcp_servers.dmm] by hand")
+    return out, "added the dmm MCP server"
 
 
-def _append(root: Path, rel: str, text: str, marker: str = MARKER) -> Written:
-    path = root / rel
-    existed = path.exists()
-    current = path.read_text(encoding="utf-8") if existed else ""
-    if marker in current:
-        return Written(rel, "unchanged")
-    joined = current + ("\n" if current and not current.endswith("\n") else "") + \
-        ("\n" if current else "") + text
-    write_atomic(path, joined)
-    return Written(rel, "updated" if existed else "created", "added the dmm section")
+def _codex_table_edited(text: str) -> str:
+    """tomlkit's edit: the server's table under the existing [mcp_servers] (comments kept)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    table = tomlkit.table()
+    table.update(CODEX_SERVER)
+    tools = tomlkit.table(is_super_table=True)
+    for name in READ_ONLY_TOOLS:
+        tools[name] = {"approval_mode": "approve"}
+    table["tools"] = tools
+    if "mcp_servers" in doc:
+        doc["mcp_servers"]["dmm"] = table
+    else:
+        outer = tomlkit.table(is_super_table=True)
+        outer["dmm"] = table
+        doc["mcp_servers"] = outer
+    return tomlkit.dumps(doc)
+
+
+def _codex_table_appended(text: str) -> str:
+    """A [mcp_servers.dmm] table at the end: every byte of the file stays where it is. (Not
+    possible where mcp_servers is an inline table; tomlkit edits that one.)"""
+    import tomlkit
+
+    body = _codex_table_edited("")
+    return text + ("\n" if text and not text.endswith("\n") else "") + ("\n" if text else "") + body
+
+
+# --- markdown instructions --------------------------------------------------------------------
+
+def _with_section(section: str, head: str = "") -> Edit:
+    def change(text: str, rel: str) -> tuple[str, str]:
+        base = text or head
+        out = edits.put_section(base, section, MARKER, END_MARKER)
+        return out, ("added the dmm section" if edits.find_section(text, MARKER, END_MARKER)
+                     is None else "updated the dmm section" if out != text else "")
+    return change

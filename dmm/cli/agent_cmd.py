@@ -49,8 +49,63 @@ def setup_cmd(ctx, agent, as_json) -> int:
                 "dmm -C <repository> mcp)")
         message("and point its instructions at .dmm/BOOT.md.")
     elif any(w.action in ("created", "updated") for w in written):
-        message("Review and commit these files so that every clone uses the same memory.")
+        message("Review and commit these files so that every clone uses the same memory"
+                + (" (not .claude/settings.local.json: it is yours)." if any(
+                    w.path.endswith("settings.local.json") for w in written) else "."))
+    _where_advice(ws, agent)
     return 0
+
+
+def _where_advice(ws, agent: str) -> None:
+    """Say what to do when the `dmm` the agent will run is not this one (a virtualenv)."""
+    from dmm.agents.where import where
+
+    found = where(ws.root)
+    if agent == "generic" or not found.mismatch:
+        return
+    message(f"note: {found.advice()}.")
+    if agent == "claude":
+        message("  The hooks use it through DMM_COMMAND in .claude/settings.local.json (your "
+                "own, uncommitted settings). For the MCP server, run once:")
+        message(f"    claude mcp add --scope local dmm -- {found.command} mcp")
+    elif agent == "codex":
+        message("  Codex starts `dmm` from PATH: install dmm where your shell finds it "
+                "(e.g. pipx install dmm), or in your own ~/.codex/config.toml set")
+        message(f'    [mcp_servers.dmm] command = "{found.command}"')
+    elif agent == "cursor":
+        message("  Cursor starts `dmm` from PATH: install dmm where it finds it, or in your own "
+                f'~/.cursor/mcp.json use "command": "{found.command}"')
+    message("  Teammates who install dmm on their PATH need none of this.")
+
+
+def _watchdog():
+    """The hook's own deadline: whatever it waits on, after 0.9 s (DMM_HOOK_DEADLINE_MS
+    changes it; 0 turns it off) it prints one line saying so and exits 0, so the prompt goes
+    on without a pack. Returns the lock to hold while printing the answer (whoever takes it
+    first prints)."""
+    import os
+    import threading
+
+    from dmm.agents.hook import DEADLINE_S
+
+    printing = threading.Lock()
+    try:
+        seconds = float(os.environ.get("DMM_HOOK_DEADLINE_MS", "")) / 1000
+    except ValueError:
+        seconds = DEADLINE_S
+    if seconds <= 0:
+        return printing
+
+    def give_up() -> None:
+        if printing.acquire(blocking=False):
+            os.write(1, f"(dmm: no memory pack this time: not ready within {seconds:.1f} s)\n"
+                     .encode())
+            os._exit(0)
+
+    timer = threading.Timer(seconds, give_up)
+    timer.daemon = True
+    timer.start()
+    return printing
 
 
 @command.command("hook")
@@ -66,10 +121,12 @@ def hook_cmd(ctx, event) -> int:
     Example (what `dmm agent setup claude` configures):
       echo '{"prompt": "add pagination to orders"}' | dmm agent hook user-prompt-submit
     """
+    import threading
     from pathlib import Path
 
     from dmm.agents.hook import context_for, read_payload
 
+    printing = _watchdog()
     try:
         payload = read_payload(sys.stdin.read() if not sys.stdin.isatty() else "")
         cwd = payload.get("cwd")
@@ -84,8 +141,9 @@ def hook_cmd(ctx, event) -> int:
         text = answer["out"] if answer is not None else context_for(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-        click.echo(f"(dmm: no memory pack this time: {detail})")
-        return 0
+        text = f"(dmm: no memory pack this time: {detail})\n"
+    if not printing.acquire(blocking=False):
+        threading.Event().wait()  # the deadline has passed: its line is being printed
     if text:
         click.echo(text, nl=False)
     return 0

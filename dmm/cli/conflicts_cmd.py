@@ -309,10 +309,11 @@ def flag_cmd(ctx, memories, old_memories, description, type_, as_json) -> int:
     finally:
         conn.close()
     if as_json:
-        emit_json({"conflict_id": cid, "created": True, "commit": commit})
+        emit_json({"conflict_id": cid, "created": commit is not None, "commit": commit})
     else:
         click.echo(cid)
-        message(f"flagged {cid} (committed as {commit[:12]})")
+        message(f"flagged {cid} (committed as {commit[:12]})" if commit else
+                f"{cid} is flagged already: nothing new to commit")
     return 0
 
 

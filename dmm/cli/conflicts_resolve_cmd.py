@@ -8,6 +8,7 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import (emit_json, json_option, message, open_index, read_text_input,
                             workspace)
+from dmm.cli.person import decision
 from dmm.errors import ExitCode, InvalidInputError
 
 
@@ -16,6 +17,7 @@ from dmm.errors import ExitCode, InvalidInputError
 @click.option("--reason", required=True, help="Why this is not a conflict.")
 @json_option
 @click.pass_context
+@decision(lambda conflict_id, **_: f"dismissing {conflict_id}")
 def dismiss_cmd(ctx, conflict_id, reason, as_json) -> int:
     """Dismiss a conflict as a false positive; the pair is never reported again.
     (The same as `dmm conflicts resolve CONFLICT_ID --action dismiss`.)
@@ -122,6 +124,10 @@ def _merge_content(ctx, conflict_id: str) -> str:
               help="Walk through open conflicts on a terminal and decide each one.")
 @json_option
 @click.pass_context
+@decision(lambda conflict_id, action, propose, auto_, dry_run, interactive, **_:
+          None if propose or dry_run else ("resolving conflicts one by one", False)
+          if interactive else ("resolving every conflict dates settle (--auto)", False)
+          if auto_ else f"resolving {conflict_id} ({action})", has_yes=True)
 def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, clarify, reason,
                 propose, auto_, dry_run, old_min, min_confidence, yes, interactive,
                 as_json) -> int:
@@ -243,6 +249,7 @@ def _confirmed(acting: list) -> bool:
 @click.option("--reason", required=True, help="Why the resolution is undone.")
 @json_option
 @click.pass_context
+@decision(lambda conflict_id, **_: f"undoing the resolution of {conflict_id}")
 def undo_cmd(ctx, conflict_id, reason, as_json) -> int:
     """Revert the latest resolution of a conflict with a new commit; it is open again.
 

@@ -20,10 +20,12 @@ def command(ctx: click.Context) -> int:
     Example (what an MCP client runs):
       dmm -C ~/src/shop mcp
     """
-    from dmm.agents.mcp_server import build_server
+    from dmm.agents.mcp_stdio import serve
     from dmm.semantic import service
 
     ws = workspace(ctx)
-    service.serve(ws)  # a long-lived process: it ranks by meaning too (docs/semantic.md)
-    build_server(ws).run("stdio")
+    # a long-lived process: it ranks by meaning too (docs/semantic.md); the model loads once
+    # the handshake is answered, never in the way of it
+    service.serve(ws, delay=2.0)
+    serve(ws)
     return 0

@@ -6,6 +6,7 @@ import click
 
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.person import decision
 from dmm.cli.terminal import no_headers_option, paged, paint_diff, paint_kind, table
 from dmm.errors import InvalidInputError
 
@@ -196,6 +197,9 @@ def _print_result(result, dry_run: bool = False) -> None:
               help="Say what the reviewer would decide, and change nothing.")
 @json_option
 @click.pass_context
+@decision(lambda proposal_id, all_, id_option, dry_run, **_: None if dry_run else
+          "processing every pending proposal" if all_
+          else f"processing {proposal_id or id_option}")
 def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_json) -> int:
     """Run the automated checks on one proposal (its id) or on --all, and carry out each
     decision.
@@ -251,6 +255,7 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
               help="Run the checks an approval runs and say what they find; merge nothing.")
 @json_option
 @click.pass_context
+@decision(lambda proposal_id, dry_run, **_: None if dry_run else f"approving {proposal_id}")
 def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, as_json) -> int:
     """Approve a proposal as a person: merge it into the checked-out branch.
 
@@ -315,6 +320,7 @@ def _close(ctx, proposal_id: str, decision: str, reason: str, as_json: bool) -> 
 @click.option("--reason", required=True, help="Why (the proposer reads this).")
 @json_option
 @click.pass_context
+@decision(lambda proposal_id, **_: f"rejecting {proposal_id}")
 def reject_cmd(ctx, proposal_id, reason, as_json) -> int:
     """Reject a proposal: its branch is closed, a record stays on dmm/audit.
 
@@ -330,6 +336,7 @@ def reject_cmd(ctx, proposal_id, reason, as_json) -> int:
 @click.option("--reason", required=True, help="What needs deciding.")
 @json_option
 @click.pass_context
+@decision(lambda proposal_id, **_: f"deferring {proposal_id}")
 def defer_cmd(ctx, proposal_id, reason, as_json) -> int:
     """Defer a proposal to a person: recorded on dmm/audit, the branch stays open.
 
@@ -346,12 +353,25 @@ def defer_cmd(ctx, proposal_id, reason, as_json) -> int:
 @json_option
 @click.pass_context
 def withdraw_cmd(ctx, proposal_id, reason, as_json) -> int:
-    """Withdraw your own proposal: closed like a rejection, recorded on dmm/audit.
+    """Withdraw your own proposal: closed like a rejection, recorded on dmm/audit. (An agent
+    may withdraw the proposals it made, never anyone else's.)
 
     \b
     Examples:
       dmm review withdraw prop_20260111_143052_a1b2 --reason "proposed the wrong file"
     """
+    from dmm.agents.identity import agent_name
+
+    agent = agent_name()
+    if agent is not None:
+        from dmm.agents.mcp_calls import withdraw
+
+        done = withdraw(workspace(ctx), proposal_id, reason, who=agent)
+        if as_json:
+            emit_json(done)
+        else:
+            message(f"{proposal_id} withdrawn: recorded as {done['commit'][:12]} on dmm/audit")
+        return 0
     return _close(ctx, proposal_id, "withdrawn", reason, as_json)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import socket
 
@@ -25,6 +24,10 @@ def _tokens(raw: tuple[str, ...], decides: bool) -> list[tuple]:
         if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
             raise InvalidInputError(f"a token's name is a word (letters, digits, - _ .): "
                                     f"{name!r}", hint="e.g. --token alice")
+        if sep and secret != secret.strip():
+            raise InvalidInputError(f"the secret of token {name} begins or ends with "
+                                    "whitespace, which a client's header would lose",
+                                    hint=f"give --token {name} alone and dmm generates one")
         if sep and len(secret) < MIN_SECRET:
             raise InvalidInputError(f"the secret of token {name} is shorter than {MIN_SECRET} "
                                     "characters: too easy to guess",
@@ -40,7 +43,9 @@ def _is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None)
     except socket.gaierror as exc:
         raise InvalidInputError(f"cannot resolve --host {host}: {exc.strerror}") from None
-    return all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
+    from dmm.agents.http_api import is_loopback_address
+
+    return all(is_loopback_address(info[4][0]) for info in infos)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -104,6 +109,10 @@ def command(ctx: click.Context, host, port, person_tokens, agent_tokens, log_lev
     if print_openapi:
         emit_json(openapi())
         return 0
+    if person_tokens:
+        from dmm.cli.person import require_person
+
+        require_person("serving a person's token (--token), which may decide", yes=True)
     given = _tokens(person_tokens, True) + _tokens(agent_tokens, False)
     tokens = [t for t, _ in given]
     if len({t.name for t in tokens}) != len(tokens):
@@ -146,8 +155,14 @@ def _run(app, sock: socket.socket, log_level: str) -> None:
     # every log line, the requests' too, goes to stderr: stdout carries the address only
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = uvicorn.Config(app, log_config=None, log_level=log_level,
-                            access_log=log_level in ("info", "debug"), proxy_headers=False,
-                            server_header=False, limit_concurrency=256,
-                            timeout_graceful_shutdown=30, lifespan="off")
+    from dmm.agents.http_server import IDLE_TIMEOUT, GuardedH11, InFlight, max_connections
+
+    GuardedH11.limit = max_connections()
+    # connections and requests are limited by GuardedH11 and InFlight (docs/api.md, Limits),
+    # not by uvicorn's limit_concurrency, which counts idle connections as work
+    config = uvicorn.Config(InFlight(app), http=GuardedH11, log_config=None,
+                            log_level=log_level, access_log=log_level in ("info", "debug"),
+                            proxy_headers=False, server_header=False,
+                            timeout_keep_alive=IDLE_TIMEOUT, timeout_graceful_shutdown=30,
+                            lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])

@@ -55,6 +55,9 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
     from dmm.index.refresh import open_fresh
     from dmm.proposals.propose import propose
 
+    from dmm.cli.person import proposer
+
+    kw["proposed_by"] = proposer(kw.get("proposed_by"))  # an agent's is its own
     ws = workspace(ctx)
     if not kw.get("proposed_by"):
         kw["proposed_by"] = _proposer(ws)

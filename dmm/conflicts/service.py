@@ -135,8 +135,9 @@ def stats(ws: Workspace, conn: sqlite3.Connection, scan: bool = True) -> dict:
 
 
 def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description: str,
-         type_: str = "contradictory", who: str | None = None) -> tuple[str, str]:
-    """Commit a conflict noticed by hand as .dmm/conflicts/<conflict_id>.json; (id, commit)."""
+         type_: str = "contradictory", who: str | None = None) -> tuple[str, str | None]:
+    """Commit a conflict noticed by hand as .dmm/conflicts/<conflict_id>.json; (id, commit).
+    A pair flagged already and still open is not flagged again (commit None)."""
     known = {m.id for m in read.memories(conn)}
     missing = [i for i in ids if i not in known]
     if len(ids) != 2 or ids[0] == ids[1]:
@@ -148,6 +149,9 @@ def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description
 
     git = Git(ws.root)
     cid = conflict_id(*ids)
+    earlier = store.decisions(ws.conflicts_dir).get(cid)
+    if earlier and earlier.get("status") == "flagged":
+        return cid, None  # flagged already: once is enough, nothing new to commit
     who = who or git.user_name()
     record = {"conflict_id": cid, "memories": list(pair_key(*ids)), "status": "flagged",
               "type": type_, "description": description, "reason": description, "by": who,

@@ -28,12 +28,49 @@ FALLBACK_REASON: str | None = None
 NOTICES: list[str] = []
 
 
-def write_lock(index_dir: Path) -> contextlib.AbstractContextManager:
+# Impatient (an agent's hook, which must never hold up a prompt): locks are tried, not waited
+# for, and SQLite waits IMPATIENT_BUSY_S for another connection's lock instead of
+# BUSY_TIMEOUT_S. A lock held elsewhere is then a BusyError at once.
+_IMPATIENT = False
+IMPATIENT_BUSY_S = 0.05
+
+
+@contextlib.contextmanager
+def impatient() -> Iterator[None]:
+    global _IMPATIENT
+    before, _IMPATIENT = _IMPATIENT, True
+    try:
+        yield
+    finally:
+        _IMPATIENT = before
+
+
+def is_impatient() -> bool:
+    return _IMPATIENT
+
+
+def busy_timeout() -> float:
+    """How long a connection waits for another's SQLite lock, in seconds."""
+    return IMPATIENT_BUSY_S if _IMPATIENT else BUSY_TIMEOUT_S
+
+
+@contextlib.contextmanager
+def write_lock(index_dir: Path) -> Iterator[None]:
     """Exclusive lock for anything that writes the cache (held by one process at a time).
     Without a usable cache folder there is nothing on disk to protect."""
     if not usable(index_dir):
-        return contextlib.nullcontext()
-    return file_lock(index_dir / "lock")
+        yield
+        return
+    try:
+        lock = file_lock(index_dir / "lock", wait=not _IMPATIENT)
+        lock.__enter__()
+    except BlockingIOError:
+        raise BusyError("another dmm is updating the cache (a reindex or a scan)",
+                        hint="try again in a moment") from None
+    try:
+        yield
+    finally:
+        lock.__exit__(None, None, None)
 
 
 @contextlib.contextmanager
@@ -166,7 +203,7 @@ def discard(index_dir: Path) -> None:
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    conn = sqlite3.connect(path, timeout=busy_timeout(), isolation_level=None)
     conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 

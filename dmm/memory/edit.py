@@ -133,51 +133,76 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 def apply_patch(text: str, patch: str) -> str:
     """Apply a unified diff (as made by ``diff -u`` or ``git diff``) to ``text``.
 
-    File headers are ignored; every hunk's context and removed lines must match exactly, and
-    hunk line counts decide where a hunk ends.
+    Hunks are placed by their context, as ``patch`` and ``git apply`` do: each hunk's context
+    and removed lines must appear in the file exactly, at the line its header names or the
+    nearest place after the previous hunk where they do; the header's line numbers and counts
+    may be off (a model's diffs often are). File headers are ignored.
     """
-    lines = text.splitlines(keepends=True)
-    patch_lines = patch.splitlines()
-    out: list[str] = []
-    pos = hunks = i = 0
-    while i < len(patch_lines):
-        m = _HUNK.match(patch_lines[i])
-        i += 1
-        if not m:
-            continue
-        hunks += 1
-        old_count = int(m.group(2) if m.group(2) is not None else 1)
-        new_count = int(m.group(4) if m.group(4) is not None else 1)
-        start = int(m.group(1)) - (0 if old_count == 0 else 1)
-        if start < pos:
-            raise PatchError(f"hunk {hunks} overlaps the previous one")
-        out.extend(lines[pos:start])
-        pos = start
-        while (old_count > 0 or new_count > 0) and i < len(patch_lines):
-            entry = patch_lines[i]
-            i += 1
-            if entry.startswith("\\"):  # "\ No newline at end of file"
-                continue
-            tag, content = (entry[:1], entry[1:]) if entry else (" ", "")
-            if tag == "+":
-                out.append(content + "\n")
-                new_count -= 1
-                continue
-            if tag not in (" ", "-"):
-                raise PatchError(f"hunk {hunks}: unexpected line {entry!r}")
-            current = lines[pos].rstrip("\r\n") if pos < len(lines) else None
-            if current != content:
-                raise PatchError(f"hunk {hunks} does not apply: expected {content!r} at "
-                                 f"line {pos + 1}, found {current!r}")
-            if tag == " ":
-                out.append(lines[pos])
-                new_count -= 1
-            old_count -= 1
-            pos += 1
-    if hunks == 0:
+    hunks = _hunks(patch)
+    if not hunks:
         raise PatchError("no hunk found: --patch takes a unified diff (diff -u, git diff)")
+    lines = text.splitlines(keepends=True)
+    bare = [line.rstrip("\r\n") for line in lines]
+    out: list[str] = []
+    pos = 0
+    for number, (start, old, new) in enumerate(hunks, 1):
+        at = _place(bare, old, max(pos, start), pos)
+        if at is None:
+            shown = next((line for line in old if line.strip()), "")
+            raise PatchError(f"hunk {number} does not apply: its lines "
+                             f"{'(' + repr(shown) + ' ...) ' if shown else ''}are not in the "
+                             f"file after line {pos}; make the diff against the memory as it "
+                             "is now (memory_show)")
+        out.extend(lines[pos:at])
+        ending = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+        out.extend(line + ending for line in new)
+        pos = at + len(old)
     out.extend(lines[pos:])
     return "".join(out)
+
+
+def _hunks(patch: str) -> list[tuple[int, list[str], list[str]]]:
+    """(the line its header names, 0-based; old lines; new lines) of each hunk."""
+    found: list[tuple[int, list[str], list[str]]] = []
+    current = None
+    for entry in patch.splitlines():
+        m = _HUNK.match(entry)
+        if m:
+            empty = m.group(2) == "0"  # "@@ -5,0 ...": insert after line 5
+            current = (int(m.group(1)) if empty else max(0, int(m.group(1)) - 1), [], [])
+            found.append(current)
+            continue
+        if current is None or entry.startswith(("--- ", "+++ ", "diff ", "index ")):
+            continue
+        if entry.startswith("\\"):  # "\ No newline at end of file"
+            continue
+        tag, content = (entry[:1], entry[1:]) if entry else (" ", "")
+        if tag == "+":
+            current[2].append(content)
+        elif tag == "-":
+            current[1].append(content)
+        elif tag == " ":
+            current[1].append(content)
+            current[2].append(content)
+        else:
+            raise PatchError(f"hunk {len(found)}: unexpected line {entry!r}")
+    for _, old, new in found:  # a blank line closing the patch is not context
+        while old and new and old[-1] == "" and new[-1] == "":
+            old.pop()
+            new.pop()
+    return found
+
+
+def _place(lines: list[str], old: list[str], near: int, floor: int) -> int | None:
+    """Where ``old`` appears in ``lines`` at or after ``floor``, nearest to ``near``."""
+    if not old:
+        return min(max(near, floor), len(lines))
+    last = len(lines) - len(old)
+    for distance in range(0, len(lines) + 1):
+        for at in (near - distance, near + distance) if distance else (near,):
+            if floor <= at <= last and lines[at:at + len(old)] == old:
+                return at
+    return None
 
 
 def compose(title: str, body: str, tags: list[str], priority: float | None = None,

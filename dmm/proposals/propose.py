@@ -70,7 +70,9 @@ def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
 def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,
              content: str | None = None, patch: str | None = None, new_scope: str | None = None,
              expires: str | None = None, proposed_by: str = "agent",
-             today: dt.date | None = None) -> ProposalResult:
+             today: dt.date | None = None, replaces: str | None = None) -> ProposalResult:
+    """``replaces``: the open proposal this one is to replace (its author revising it): it
+    does not count as the one already open for the path."""
     today = today or dt.date.today()
     git = Git(ws.root)
     checks = _Checks()
@@ -103,7 +105,7 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
 
     open_props = open_proposals(git, with_status=False)
     for other in open_props:
-        if rel in (other.path, other.new_path):
+        if rel in (other.path, other.new_path) and other.proposal_id != replaces:
             checks.errors.append(f"proposal {other.proposal_id} is already open for {rel}: "
                                  "decide it or withdraw it first")
     current = git.show_blob(base, MEMORY_ROOT + rel)
@@ -132,7 +134,8 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
                 except PatchError as exc:
                     checks.errors.append(f"the patch does not apply to {rel}: {exc}")
             elif content:
-                new_text = content
+                new_text, errors = kept_identity(content, current_text)
+                checks.errors += errors
             else:
                 checks.errors.append("an update needs new content (--content, --file, stdin) "
                                      "or a unified diff (--patch)")
@@ -253,6 +256,30 @@ def complete(content: str, rel: str, today: dt.date, taken_ids: set[str],
         for key, value in derived:
             if key not in given and value() is not None:
                 text = set_field(text, key, value())
+    except FrontmatterEditError as exc:
+        return None, [f"frontmatter: {exc}"]
+    return text, []
+
+
+def kept_identity(content: str, current: str) -> tuple[str | None, list[str]]:
+    """An update's text with the memory's own id, scope, status and created kept where the
+    new content leaves them out: whoever rewrites a memory rewrites its text, not who it is."""
+    raw, _ = split_frontmatter(content)
+    now, _ = split_frontmatter(current)
+    if raw is None or now is None:
+        return content, []  # the checks say what is wrong with it
+    try:
+        given = load_frontmatter(raw) or {}
+        had = load_frontmatter(now) or {}
+    except FrontmatterError:
+        return content, []
+    if not isinstance(given, dict) or not isinstance(had, dict):
+        return content, []
+    text = content if content.endswith("\n") else content + "\n"
+    try:
+        for key in ("id", "scope", "status", "created"):
+            if key not in given and had.get(key) is not None:
+                text = set_field(text, key, str(had[key]))
     except FrontmatterEditError as exc:
         return None, [f"frontmatter: {exc}"]
     return text, []

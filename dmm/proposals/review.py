@@ -86,9 +86,10 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
     errors = [i for i in issues if i.severity == "error"]
     warnings = [i for i in issues if i.severity == "warning"]
     result.confidence = max(0.0, 1.0 - WARNING_COST * len(warnings)) if not errors else 0.95
-    if errors:
+    required = [i for i in issues if i.required]
+    if errors or required:
         result.decision = "rejected"
-        result.reason = "; ".join(i.message for i in errors)
+        result.reason = "; ".join(i.message for i in errors + required)
     elif any(i.category == "baseline" for i in issues):
         result.decision, result.reason = "deferred", "baseline change: a person decides"
     elif any(i.category == "conflicts" for i in issues):

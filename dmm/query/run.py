@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from dmm.errors import InvalidInputError
+from dmm.errors import BusyError, InvalidInputError
 from dmm.index import db
 from dmm.index.refresh import open_fresh
 from dmm.memory.model import SCOPES
@@ -14,6 +14,18 @@ from dmm.query import MAX_BUDGET
 from dmm.query.pack import Pack, PackOptions, build_pack
 from dmm.workspace import Workspace
 
+
+
+def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, bool]:
+    """The fresh cache (False), or, when impatient (an agent's hook) and another dmm holds it,
+    the cache as it is (True)."""
+    try:
+        return open_fresh(ws)[0], False
+    except (BusyError, sqlite3.OperationalError) as exc:
+        if not db.is_impatient() or (isinstance(exc, sqlite3.OperationalError)
+                                     and not db.busy(exc)):
+            raise
+    return db.connect(ws.index_dir), True  # a BusyError here: not even readable now
 
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
@@ -35,7 +47,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                        tags=tuple(t.strip() for t in tags if t.strip()),
                        all_tags=tuple(t.strip() for t in all_tags if t.strip()),
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
-    conn, _ = open_fresh(ws)
+    conn, stale = open_cache(ws)
     try:
         from dmm.semantic import service  # light: the model loads only in long-lived processes
 
@@ -56,6 +68,9 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             pack.notes.append(note)
     finally:
         conn.close()
+    if stale:
+        pack.warnings.append("another dmm is updating the cache: this pack is from the cache "
+                             "as it was before")
     if ws.config["usage"]["enabled"]:
         from dmm.usage.log import log_query
 

@@ -121,12 +121,18 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
                                               "ranked by words only")
 
 
-def serve(ws) -> None:
+def serve(ws, delay: float = 0.0) -> None:
     """Called by a long-lived process at start: rank by meaning from now on, and start
-    building the store's index in the background (the process answers by words meanwhile)."""
+    building the store's index in the background, after ``delay`` seconds (the process
+    answers by words meanwhile)."""
     enable()
     if ws.config["semantic"]["enabled"] and model.unavailable() is None:
-        start_sync(ws)
+        if delay:
+            timer = threading.Timer(delay, start_sync, args=(ws,))
+            timer.daemon = True
+            timer.start()
+        else:
+            start_sync(ws)
 
 
 def build_now(ws, conn: sqlite3.Connection, progress=None) -> tuple[int | None, str | None]:

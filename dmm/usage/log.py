@@ -61,7 +61,10 @@ def connect(index_dir: Path) -> sqlite3.Connection:
 
 
 def _open(path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=10, isolation_level=None)
+    from dmm.index.db import BUSY_TIMEOUT_S, busy_timeout
+
+    conn = sqlite3.connect(path, timeout=min(10.0, busy_timeout(), BUSY_TIMEOUT_S),
+                           isolation_level=None)
     try:
         conn.execute("PRAGMA synchronous = OFF")  # telemetry: losing the last row is fine
         if conn.execute("PRAGMA user_version").fetchone()[0] != 1:
@@ -132,6 +135,16 @@ def memory_stats(index_dir: Path, memory_id: str | None = None) -> list[dict]:
 
 
 def queries(index_dir: Path, limit: int, after: str | None = None) -> list[dict]:
+    if after:
+        import datetime as dt
+
+        from dmm.errors import InvalidInputError
+
+        try:
+            dt.datetime.fromisoformat(after)
+        except ValueError:
+            raise InvalidInputError(f"after: {after!r} is not a date or time (ISO 8601, e.g. "
+                                    "2026-11-01 or 2026-11-01T09:30)") from None
     conn = connect(index_dir)
     try:
         sql = "SELECT * FROM query_log"

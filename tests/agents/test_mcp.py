@@ -16,7 +16,8 @@ from tests.conftest import git
 pytest.importorskip("mcp")
 
 TOOLS = {"memory_query", "memory_show", "memory_list", "memory_propose", "proposal_status",
-         "conflicts_check", "conflicts_check_content", "conflict_flag"}
+         "proposal_list", "proposal_revise", "proposal_withdraw", "conflicts_check",
+         "conflicts_check_content", "conflict_flag"}
 DRAFT = ("---\ntags: [uploads, limits]\npriority: 0.5\nconfidence: active\n---\n\n"
          "# Upload size ceiling of the public gateway\n\nThe ceiling is 2 GB. Uploads through "
          "the public gateway are refused above the size ceiling, answered with status 413.\n")
@@ -48,8 +49,9 @@ def test_the_tools_are_the_agent_ones_and_none_decides(store):
     tools = session(store, calls)
     assert set(tools) == TOOLS
     for name, tool in tools.items():
+        # withdrawing one's own proposal decides nothing about memory; the rest are decisions
         assert not any(word in name for word in ("approve", "reject", "resolve", "dismiss",
-                                                 "withdraw", "defer")), name
+                                                 "defer")), name
         assert tool.description and tool.input_schema["type"] == "object"
 
 
@@ -67,7 +69,7 @@ def test_every_tool_does_its_job_on_a_real_repository(store):
         out["list_sorted"] = data(await client.call_tool("memory_list", {
             "sort": "created", "reverse": True, "limit": 2}))
         out["check"] = data(await client.call_tool("conflicts_check",
-                                                   {"memory_ids": [OLD_LIMIT]}))
+                                                   {"memories": [OLD_LIMIT]}))
         out["draft"] = data(await client.call_tool("conflicts_check_content",
                                                    {"content": DRAFT}))
         out["propose"] = data(await client.call_tool("memory_propose", {
@@ -79,7 +81,7 @@ def test_every_tool_does_its_job_on_a_real_repository(store):
             "type": "promote", "path": "project/limit_old.md", "new_scope": "global",
             "reason": "true for every service", "expires": "2031-01-31"}))
         out["flag"] = data(await client.call_tool("conflict_flag", {
-            "memory_ids": ["mem_2025_02_01_001", "mem_2025_05_06_001"],
+            "memories": ["mem_2025_02_01_001", "mem_2025_05_06_001"],
             "description": "the job queue note and the node note disagree on the runtime"}))
         boot = await client.read_resource("dmm://boot")
         memory = await client.read_resource(f"dmm://memory/{NEW_LIMIT}")
@@ -142,7 +144,7 @@ def test_errors_carry_the_cli_message_and_never_stop_the_server(store):
     assert all(r.is_error for r in results[:4] + results[5:]), texts
     assert "no memory with id or path" in texts[0] and "dmm status" in texts[0]
     assert "the task is empty" in texts[2]
-    assert "not a proposal id" in texts[3]
+    assert "proposal_id" in texts[3] and "proposal id" in texts[3]
     assert not data(results[4])["success"]  # a refused proposal is an answer, like the CLI's
     assert "'..' part" in " ".join(data(results[4])["precheck_errors"])
     assert "draft cannot be read" in texts[6] and "internal error" not in texts[6]

@@ -35,8 +35,8 @@ def test_claude_setup_merges_and_its_hooks_run_as_written(store):
     proc = store.dmm("agent", "setup", "claude", "--json")
     assert proc.returncode == 0, proc.stderr
     actions = {f["path"]: f["action"] for f in json.loads(proc.stdout)["files"]}
-    assert actions == {".mcp.json": "updated", ".claude/settings.json": "updated",
-                       "CLAUDE.md": "updated"}
+    assert {k: v for k, v in actions.items() if k != ".claude/settings.local.json"} == {
+        ".mcp.json": "updated", ".claude/settings.json": "updated", "CLAUDE.md": "updated"}
     settings = json.loads((root / ".claude" / "settings.json").read_text())
     assert settings["permissions"] == {"allow": ["Bash(npm test)"]}
     prompt_hooks = [h["command"] for g in settings["hooks"]["UserPromptSubmit"]
@@ -57,7 +57,7 @@ def test_claude_setup_merges_and_its_hooks_run_as_written(store):
     assert "Upload size ceiling" in out.stdout and len(out.stdout) <= 9500
     start = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]][0]
     first = _run_hook(start, root, {"hook_event_name": "SessionStart", "source": "startup"})
-    assert first.returncode == 0 and "# Memory Pack" in first.stdout
+    assert first.returncode == 0 and first.stdout == ""  # this store has no baseline memory
 
 
 def test_a_failing_hook_never_blocks_the_agent(store, tmp_path):
@@ -96,7 +96,12 @@ def test_codex_and_cursor_setup(store, agent, files):
         import tomllib
 
         table = tomllib.loads((store.root / ".codex" / "config.toml").read_text())
-        assert table["mcp_servers"]["dmm"] == {"command": "dmm", "args": ["mcp"]}
+        server = table["mcp_servers"]["dmm"]
+        assert server["command"] == "dmm" and server["args"] == ["mcp"] and server["required"]
+        assert server["tools"]["memory_query"] == {"approval_mode": "approve"}
+        assert "memory_propose" not in server["tools"]  # a write still asks
+        hooks = json.loads((store.root / ".codex" / "hooks.json").read_text())["hooks"]
+        assert set(hooks) == {"SessionStart", "UserPromptSubmit"}
         assert (store.root / "AGENTS.md").read_text().startswith("# Agents\n\nRun make test.")
     assert "unchanged" in store.dmm("agent", "setup", agent).stdout
 

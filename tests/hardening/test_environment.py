@@ -21,7 +21,10 @@ INTERNAL = 70
 
 def _proposal(repo, n: int = 1) -> str:
     proc = repo.dmm("write", "propose", "--path", f"project/rule_{n}.md", "--reason", "r",
-                    input=memory(f"mem_2026_06_01_{n:03d}", f"Rule {n} about invoices"))
+                    input=memory(f"mem_2026_06_01_{n:03d}", f"Rule {n} about invoices", body=(
+                        f"Rule {n} about invoices: every invoice carries the customer's VAT "
+                        "number and the tax year as a prefix. Why: auditors match invoices to "
+                        "returns by both, and a missing one costs a week of questions.")))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 

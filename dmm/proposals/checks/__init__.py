@@ -21,10 +21,14 @@ class Issue:
     message: str
     suggestion: str | None = None
     auto_fixable: bool = False
+    # a bound BOOT.md tells agents is required: the automated reviewer rejects on it, a person
+    # approving sees it as a warning and may decide otherwise
+    required: bool = False
 
     def to_dict(self) -> dict:
         return {"category": self.category, "severity": self.severity, "message": self.message,
-                "suggestion": self.suggestion, "auto_fixable": self.auto_fixable}
+                "suggestion": self.suggestion, "auto_fixable": self.auto_fixable,
+                "required": self.required}
 
     def __str__(self) -> str:
         return f"{self.severity}: {self.category}: {self.message}"

@@ -29,8 +29,8 @@ def run(ctx: ReviewContext) -> list[Issue]:
     issues = []
     m = ctx.memory
     size = size_warning(m.body, ctx.config["quality"])
-    if size:
-        issues.append(Issue(NAME, "warning", size))
+    if size:  # BOOT.md tells agents these bounds are required: the reviewer holds them
+        issues.append(Issue(NAME, "warning", size, required=True))
     headings = len(re.findall(r"^#{2,6} ", m.body, re.M))
     if headings > MAX_HEADINGS or _PARTS.search(m.body):
         issues.append(Issue(NAME, "warning", "looks like several concepts in one file "

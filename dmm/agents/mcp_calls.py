@@ -1,0 +1,131 @@
+"""The MCP tools' calls (dmm.agents.mcp_tools names them): the same core functions as the CLI
+and the HTTP API (dmm.agents.calls), in shapes sized for a model's context, and an agent's own
+proposals.
+
+- The Memory Pack's excluded memories are summarised (how many, and the first few by name),
+  not listed whole: 10 KB of a 24 KB answer were that list.
+- memory_list returns a page (20 by default) and a cursor for the next.
+- conflicts_check and conflict_flag take ids or paths, and an unknown one is an error.
+- An agent's own proposals are those recorded with its name (``agent:<client>`` from the
+  MCP client's initialize, e.g. ``agent:claude-code``): it may list, revise and withdraw
+  those, never anyone else's. Withdrawing one's own proposal is not a decision about memory.
+
+Pure plumbing between the MCP server and the core; no protocol, no printing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dmm.agents import calls
+from dmm.errors import InvalidInputError, NotFoundError
+from dmm.workspace import Workspace
+
+EXCLUDED_SHOWN = 5
+PACK_FIELDS = ("memory_id", "path", "title", "scope", "tokens", "relevance_score", "priority",
+               "confidence", "tags", "content")
+
+
+def query(ws: Workspace, task: str, budget: int | None = None, scopes=(), tags=(),
+          exclude_ephemeral: bool = False) -> dict:
+    pack = calls.query(ws, task, budget=budget, scopes=scopes, tags=tags,
+                       exclude_ephemeral=exclude_ephemeral)
+    excluded = pack.pop("excluded")
+    for key in ("baseline", "retrieved"):
+        pack[key] = [{k: e[k] for k in PACK_FIELDS if k in e} for e in pack[key]]
+    pack["excluded"] = {
+        "count": pack["stats"].get("excluded_count", len(excluded)),
+        "first": [{"memory_id": e["memory_id"], "path": e["path"], "tokens": e["tokens"]}
+                  for e in excluded[:EXCLUDED_SHOWN]],
+        "why": "relevant, but over the token budget: raise budget or memory_show one"}
+    return pack
+
+
+def listing(ws: Workspace, limit: int = 20, cursor: str | None = None, **chosen) -> dict:
+    offset = _offset(cursor)
+    page = calls.listing(ws, limit=min(1000, offset + limit), **chosen)
+    memories = page["memories"][offset:offset + limit]
+    following = offset + len(memories)
+    page.update(memories=memories, next_cursor=f"o{following}"
+                if following < page["total"] and following < 1000 else None)
+    return page
+
+
+def _offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    if not (cursor.startswith("o") and cursor[1:].isdigit()):
+        raise InvalidInputError(f"cursor {cursor!r} is not a next_cursor memory_list gave")
+    return int(cursor[1:])
+
+
+def _ids(ws: Workspace, keys: list[str]) -> list[str]:
+    """The ids of the memories named by ids or paths; an unknown one is an error."""
+    found, unknown = [], []
+    for key in keys:
+        try:
+            found.append(calls.memory_id(ws, key))
+        except NotFoundError:
+            unknown.append(key)
+    if unknown:
+        raise NotFoundError(f"no memory with id or path {', '.join(map(repr, unknown))}",
+                            hint="memory_list or memory_query name the memories")
+    return found
+
+
+def check(ws: Workspace, memories: list[str]) -> dict:
+    ids = _ids(ws, memories)
+    out = calls.check(ws, ids)
+    out["checked"] = ids
+    return out
+
+
+def flag(ws: Workspace, memories: list[str], description: str, type: str = "contradictory",
+         *, who: str) -> dict:
+    return calls.flag(ws, _ids(ws, memories), description, type, who=who)
+
+
+# --- an agent's own proposals -------------------------------------------------------------------
+
+def mine(ws: Workspace, who: str) -> dict:
+    from dmm.gitrepo import Git
+    from dmm.proposals.queue import open_proposals
+
+    own = [p.to_dict() for p in open_proposals(Git(ws.root)) if p.proposed_by == who]
+    return {"proposals": own, "proposed_by": who}
+
+
+def _own(ws: Workspace, proposal_id: str, who: str):
+    from dmm.gitrepo import Git
+    from dmm.proposals.queue import load, status_of
+
+    git = Git(ws.root)
+    proposal = load(git, proposal_id)
+    if proposal is None:
+        status = status_of(git, proposal_id)
+        raise InvalidInputError(f"{proposal_id} is not open ({status['status']}): there is "
+                                "nothing to change")
+    if proposal.proposed_by != who:
+        raise InvalidInputError(f"{proposal_id} was proposed by {proposal.proposed_by}, not by "
+                                f"you ({who}): only its author may revise or withdraw it",
+                                hint="flag your doubt with conflict_flag, or propose after it "
+                                     "is decided")
+    return proposal
+
+
+def withdraw(ws: Workspace, proposal_id: str, reason: str, *, who: str) -> dict:
+    _own(ws, proposal_id, who)
+    return calls.close(ws, proposal_id, decision="withdrawn", reviewer=who, reason=reason)
+
+
+def revise(ws: Workspace, proposal_id: str, reason: str, *, who: str, **change: Any) -> dict:
+    old = _own(ws, proposal_id, who)
+    change = {k: v for k, v in change.items() if v is not None}
+    change.setdefault("type", old.type)
+    change.setdefault("path", old.path)
+    made = calls.propose(ws, proposed_by=who, reason=reason, replaces=proposal_id, **change)
+    if made.get("success"):
+        calls.close(ws, proposal_id, decision="withdrawn", reviewer=who,
+                    reason=f"revised as {made['proposal_id']}: {reason}")
+        made["replaces"] = proposal_id
+    return made

@@ -1,0 +1,173 @@
+"""`dmm mcp` over stdio, answering at once: a thin front that answers the handshake itself
+while the MCP SDK loads, then passes everything through to the SDK's server.
+
+Importing the SDK takes 1.0-2.6 s on a small machine (its protocol types), and a client does not
+wait for a slow server: Codex sends its first request without a server that is still starting.
+So the front, which imports only the standard library and dmm.agents.mcp_tools, answers
+`initialize` (the protocol version negotiated as the SDK does, the same capabilities, server
+info and instructions), `tools/list` and `ping` from the tool table in tens of milliseconds,
+and forwards every message, `initialize` included, to the SDK's server through a pipe; the
+SDK's own answers to the requests already answered are dropped (and compared: a difference is
+logged on stderr, and a test keeps it empty). Requests the front cannot answer (tool calls,
+resources) wait for the SDK, in order.
+
+It also marks the processes it starts as an agent's: DMM_AGENT=mcp:<client> in its
+environment, so a decision command run from them is refused (dmm.agents.identity).
+
+IO boundary: the process's stdin and stdout (JSON-RPC, one message a line); stray output of
+the server or its children goes to stderr, never to the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from typing import Any
+
+from dmm.agents import mcp_tools
+from dmm.workspace import Workspace
+
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+CAPABILITIES = {"resources": {"subscribe": False, "listChanged": False},
+                "tools": {"listChanged": False}}
+
+
+class Front:
+    """The wire side: reads the client's lines, answers what it can, forwards the rest."""
+
+    def __init__(self, wire_in, wire_out, to_sdk):
+        self.wire_in, self.wire_out, self.to_sdk = wire_in, wire_out, to_sdk
+        self.lock = threading.Lock()
+        self.answered: dict[Any, dict] = {}  # id -> what the front answered (initialize)
+        self.handshake = False
+        self.client = ""
+
+    def who(self) -> str:
+        return f"agent:{self.client}" if self.client else "agent"
+
+    def send(self, raw: bytes) -> None:
+        with self.lock:
+            self.wire_out.write(raw.rstrip(b"\n") + b"\n")
+            self.wire_out.flush()
+
+    def reply(self, request_id: Any, result: dict) -> None:
+        self.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result},
+                             separators=(",", ":")).encode())
+
+    def read_client(self) -> None:
+        try:
+            for line in self.wire_in:
+                if line.strip() and not self._answered(line):
+                    self.to_sdk.write(line if line.endswith(b"\n") else line + b"\n")
+                    self.to_sdk.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+        finally:
+            try:
+                self.to_sdk.close()
+            except OSError:
+                pass
+
+    def _answered(self, line: bytes) -> bool:
+        """Answer ``line`` here when the front can; True when it need not reach the SDK."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or "id" not in message:
+            return False
+        method, request_id = message.get("method"), message["id"]
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if method == "initialize":
+            from dmm import __version__
+
+            asked = params.get("protocolVersion")
+            info = params.get("clientInfo") if isinstance(params.get("clientInfo"), dict) \
+                else {}
+            self.client = _client_name(info.get("name"))
+            os.environ["DMM_AGENT"] = "mcp:" + (self.client or "client")
+            result = {"protocolVersion": asked if asked in HANDSHAKE_VERSIONS
+                      else HANDSHAKE_VERSIONS[-1], "capabilities": CAPABILITIES,
+                      "serverInfo": {"name": mcp_tools.NAME, "version": __version__},
+                      "instructions": mcp_tools.INSTRUCTIONS}
+            self.handshake = True
+            self.answered[request_id] = result
+            self.reply(request_id, result)
+            return False  # the SDK's session must see it too; its answer is dropped
+        if not self.handshake:
+            return False
+        if method == "tools/list" and not params.get("cursor"):
+            self.reply(request_id, mcp_tools.tools_list())
+            return True
+        if method == "ping":
+            self.reply(request_id, {})
+            return True
+        return False
+
+    def read_sdk(self, from_sdk) -> None:
+        for line in from_sdk:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and message.get("id") in self.answered and (
+                    "result" in message or "error" in message):
+                sent = self.answered.pop(message["id"])
+                theirs = message.get("result", {})
+                if {k: theirs.get(k) for k in ("protocolVersion", "capabilities")} != {
+                        k: sent.get(k) for k in ("protocolVersion", "capabilities")}:
+                    print(f"dmm mcp: the SDK answered initialize differently: {theirs}",
+                          file=sys.stderr, flush=True)
+                continue
+            self.send(line)
+
+
+def _client_name(name: Any) -> str:
+    """A client's name as dmm records it: lower case, letters, digits and - only."""
+    text = "".join(c if c.isalnum() else "-" for c in str(name or "").lower())[:40]
+    return "-".join(part for part in text.split("-") if part)
+
+
+def serve(ws: Workspace) -> None:
+    """Serve ``ws`` over this process's stdin and stdout until the client closes stdin."""
+    os.environ["DMM_AGENT"] = "mcp"  # what this server starts is an agent's (see identity)
+    wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)  # children read nothing from the wire
+    os.dup2(2, 1)  # and whatever prints misses it
+    os.close(devnull)
+    to_sdk_r, to_sdk_w = os.pipe()
+    from_sdk_r, from_sdk_w = os.pipe()
+    front = Front(wire_in, wire_out, os.fdopen(to_sdk_w, "wb", buffering=0))
+    reader = threading.Thread(target=front.read_client, daemon=True)
+    reader.start()
+    forwarder = threading.Thread(target=front.read_sdk,
+                                 args=(os.fdopen(from_sdk_r, "rb"),), daemon=True)
+    forwarder.start()
+    try:
+        _run_sdk(ws, front, to_sdk_r, from_sdk_w)
+    finally:
+        forwarder.join(timeout=10)
+
+
+def _run_sdk(ws: Workspace, front: Front, to_sdk_r: int, from_sdk_w: int) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from dmm.agents.mcp_server import build_server
+
+    server = build_server(ws, front.who)
+
+    async def main() -> None:
+        stdin = anyio.wrap_file(open(to_sdk_r, encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(open(from_sdk_w, "w", encoding="utf-8"))
+        try:
+            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+        finally:
+            await stdout.aclose()
+
+    anyio.run(main)
