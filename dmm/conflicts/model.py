@@ -12,6 +12,9 @@ METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_ch
            "negation", "alternatives", "temporal", "manual")
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
 OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
+# what each resolution action leaves the conflict as
+STATUS_AFTER = {"deprecate": "resolved", "merge": "resolved", "clarify": "resolved",
+                "dismiss": "dismissed", "defer": "deferred"}
 
 
 CONFLICT_ID = re.compile(r"conflict_[0-9a-f]{12}", re.ASCII)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from dmm.conflicts import store
-from dmm.conflicts.model import Conflict, check_conflict_id, pair_key
+from dmm.conflicts.model import STATUS_AFTER, Conflict, check_conflict_id, pair_key
 from dmm.errors import AlreadyDecidedError, InvalidInputError, NotFoundError
 from dmm.gitrepo import Git, commit_message
 from dmm.fsutil import file_lock
@@ -28,14 +28,12 @@ from dmm.landing import land
 from dmm.memory.edit import (FrontmatterEditError, deprecation, next_id, set_field,
                              with_clarification, with_supersedes, yaml_value)
 from dmm.memory.model import CONFIDENCES, DEPRECATED_DIR, MAX_TAGS, SCOPES, Memory
-from dmm.memory.parse import parse_memory, split_frontmatter
+from dmm.memory.parse import frontmatter_ids, parse_memory, split_frontmatter
 from dmm.memory.paths import clean_memory_path
 from dmm.proposals.model import MEMORY_ROOT, PROPOSAL_PREFIX, new_proposal_id
 from dmm.proposals.queue import open_proposals
 
 ACTIONS = ("deprecate", "merge", "clarify", "dismiss", "defer")
-STATUS_AFTER = {"deprecate": "resolved", "merge": "resolved", "clarify": "resolved",
-                "dismiss": "dismissed", "defer": "deferred"}
 CLOSED = ("resolved", "dismissed")  # statuses that need an undo before another resolution
 
 
@@ -290,9 +288,8 @@ def _read(git: Git, rev: str, mems: list[Memory]) -> tuple[list[Memory], dict[st
 
 
 def _committed_ids(git: Git, rev: str, memory_id: str) -> list[set[str]]:
-    from dmm.proposals.declared import memory_ids_in
-
-    return [memory_ids_in(git, rev, p) for p in git.files_containing(rev, memory_id, MEMORY_ROOT)]
+    return [frontmatter_ids(git.show_blob(rev, p) or b"")
+            for p in git.files_containing(rev, memory_id, MEMORY_ROOT)]
 
 
 def _check_still_open(git: Git, rev: str, conflict: Conflict) -> None:

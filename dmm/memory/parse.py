@@ -121,3 +121,13 @@ def parse_memory(text: str, path: str) -> tuple[Memory | None, list[Problem]]:
     memory = Memory(title=title or stem.replace("_", " "), path=path, body=body,
                     tokens=count_tokens(body), **values)
     return memory, problems
+
+
+_ID_LINE = re.compile(r"^id:[ \t]*['\"]?([^\s'\"]+)", re.M)
+
+
+def frontmatter_ids(data: bytes) -> set[str]:
+    """The id(s) a memory file's frontmatter gives, read from its first 4 KiB without parsing
+    YAML: cheap enough to ask of every blob a search names."""
+    head = data[:4096].decode("utf-8", "replace")
+    return set(_ID_LINE.findall(head.split("\n---", 1)[0]))

@@ -25,12 +25,11 @@ from dmm.errors import DmmError
 from dmm.gitrepo import Git
 from dmm.memory.edit import FrontmatterEditError, deprecation, with_supersedes
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
-from dmm.memory.parse import parse_memory, split_frontmatter
+from dmm.memory.parse import frontmatter_ids, parse_memory, split_frontmatter
 from dmm.memory.paths import clean_memory_path
 from dmm.proposals.model import MEMORY_ROOT, TYPES, Proposal
 from dmm.workspace import Workspace
 
-_ID_LINE = re.compile(r"^id:[ \t]*['\"]?([^\s'\"]+)", re.M)
 RESOLVE_ACTIONS = ("deprecate", "merge", "clarify")  # the ones that change memories
 FILE_MODE = "100644"  # a memory is a plain file: never a link, a submodule, an executable
 
@@ -109,8 +108,7 @@ def _resolution(ws: Workspace, conn: sqlite3.Connection, git: Git, proposal: Pro
                 base: str, changed: list[str], verdict: Verdict) -> set[str]:
     """A conflict resolution made by `dmm conflicts resolve --propose`: the conflict must exist
     and be open, and every file must be what the action makes of the conflict's memories."""
-    from dmm.conflicts.model import OPEN, check_conflict_id
-    from dmm.conflicts.resolver import STATUS_AFTER
+    from dmm.conflicts.model import OPEN, STATUS_AFTER, check_conflict_id
     from dmm.conflicts.service import one
 
     cid, action = proposal.resolution.get("Dmm-Conflict", ""), proposal.resolution.get(
@@ -238,11 +236,7 @@ def _file_problems(git: Git, rev: str, paths: list[str], max_bytes: int) -> list
 
 def memory_ids_in(git: Git, rev: str, path: str) -> set[str]:
     """The id(s) the frontmatter of ``path`` in ``rev`` gives (read without parsing YAML)."""
-    blob = git.show_blob(rev, path)
-    if blob is None:
-        return set()
-    head = blob[:4096].decode("utf-8", "replace")
-    return set(_ID_LINE.findall(head.split("\n---", 1)[0]))
+    return frontmatter_ids(git.show_blob(rev, path) or b"")
 
 
 def id_taken(git: Git, rev: str, proposal: Proposal, conn: sqlite3.Connection) -> str | None:
