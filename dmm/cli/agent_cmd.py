@@ -132,7 +132,13 @@ def hook_cmd(ctx, event) -> int:
         cwd = payload.get("cwd")
         if cwd and Path(str(cwd)).is_dir() and (ctx.find_root().obj or {}).get("repo") is None:
             ctx.find_root().obj["repo"] = Path(str(cwd))
-        text = context_for(workspace(ctx), event, payload)
+        ws = workspace(ctx)
+        from dmm.semantic.client import via_background
+
+        # an agent waits for this: a process that is slow to start or to answer is passed by
+        answer, _note = via_background(ws, {"op": "hook", "event": event, "payload": payload,
+                                            "wait": 2.0}, start_wait=3.0, answer_wait=8.0)
+        text = answer["out"] if answer is not None else context_for(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         text = f"(dmm: no memory pack this time: {detail})\n"
