@@ -50,6 +50,7 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
     answer, note = via_background(ws, {
         "op": "query", "task": task, "budget": budget, "scopes": list(scopes),
         "tags": tags.split(","), "exclude_ephemeral": exclude_ephemeral,
+        "all_tags": [t for tag in all_tags for t in tag.split(",")],
         "include_deprecated": include_deprecated, "json": as_json})
     if answer is not None:  # the repository's background process, with the model loaded
         for text in answer.get("notes") or ():

@@ -171,6 +171,7 @@ class Daemon:
             pack = memory_pack(ws, str(r["task"]), budget=r.get("budget"),
                                scopes=tuple(r.get("scopes") or ()),
                                tags=tuple(r.get("tags") or ()),
+                               all_tags=tuple(r.get("all_tags") or ()),
                                exclude_ephemeral=bool(r.get("exclude_ephemeral")),
                                include_deprecated=bool(r.get("include_deprecated")))
         finally:
