@@ -51,6 +51,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "auto_age_days": 30,  # contradictions this far apart in time: the newer one wins
         "auto_priority_gap": 0.2,  # a priority this much higher is "clearly more trusted"
     },
+    "semantic": {
+        "enabled": True,  # rank and compare by meaning too (a local model; docs/semantic.md)
+        "background": True,  # the CLI and hooks ask a per-repository background process
+        "idle_minutes": 30,  # the background process exits after this long without a request
+    },
     "usage": {
         "enabled": True,  # log each `dmm query` in .dmm/index/usage.sqlite3
     },
@@ -72,6 +77,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "quality.max_tokens": (1, 1_000_000),
     "conflicts.auto_age_days": (0, 100_000),
     "agents.hook_budget": (1, 1_000_000),
+    "semantic.idle_minutes": (1, 10_080),
     "agents.hook_max_chars": (200, 1_000_000),
 }
 _SHARES = (0.0, 1.0)

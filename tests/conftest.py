@@ -19,6 +19,11 @@ from dmm.workspace import Workspace
 os.environ["PAGER"] = "cat"
 os.environ.pop("DMM_PAGER", None)
 
+# The semantic layer starts a background process per repository and loads a model: the tests
+# of tests/semantic/ turn it on where they test it (env {"DMM_SEMANTIC": "on"}); everywhere else
+# the commands answer by words, as they do on a machine without the model.
+os.environ["DMM_SEMANTIC"] = "off"
+
 
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,

@@ -152,9 +152,9 @@ def main(argv: list[str] | None = None) -> None:
     if code == _CACHE_DAMAGED:
         code = _run(argv)  # once more, on the cache that was just rebuilt
         code = INTERNAL_ERROR if code == _CACHE_DAMAGED else code
-    from dmm.index import db
-
-    for note in ([db.FALLBACK_REASON] if db.FALLBACK_REASON else []) + db.NOTICES:
+    db = sys.modules.get("dmm.index.db")  # a command that never opened the cache has no note
+    for note in (([db.FALLBACK_REASON] if db.FALLBACK_REASON else []) + db.NOTICES
+                 if db is not None else []):
         click.echo(f"dmm: note: {note}", err=True)
     sys.exit(code if isinstance(code, int) else ExitCode.OK)
 

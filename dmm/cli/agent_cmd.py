@@ -132,7 +132,15 @@ def hook_cmd(ctx, event) -> int:
         cwd = payload.get("cwd")
         if cwd and Path(str(cwd)).is_dir() and (ctx.find_root().obj or {}).get("repo") is None:
             ctx.find_root().obj["repo"] = Path(str(cwd))
-        text = context_for(workspace(ctx), event, payload)
+        ws = workspace(ctx)
+        from dmm.semantic.client import via_background
+
+        # an agent waits for this, and the watchdog gives it DEADLINE_S: a process that is
+        # not running yet is started for the next prompt and this one is answered by words;
+        # one that is slow to answer is passed by with time left to answer by words
+        answer, _note = via_background(ws, {"op": "hook", "event": event, "payload": payload,
+                                            "wait": 0.2}, start_wait=0.0, answer_wait=0.4)
+        text = answer["out"] if answer is not None else context_for(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         text = f"(dmm: no memory pack this time: {detail})\n"

@@ -21,6 +21,11 @@ def command(ctx: click.Context) -> int:
       dmm -C ~/src/shop mcp
     """
     from dmm.agents.mcp_stdio import serve
+    from dmm.semantic import service
 
-    serve(workspace(ctx))
+    ws = workspace(ctx)
+    # a long-lived process: it ranks by meaning too (docs/semantic.md); the model loads once
+    # the handshake is answered, never in the way of it
+    service.serve(ws, delay=2.0)
+    serve(ws)
     return 0

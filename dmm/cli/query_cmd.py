@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from dmm.cli.common import emit_json, json_option, workspace
+from dmm.cli.common import emit_json, json_option, message, workspace
 from dmm.memory.model import SCOPES
-from dmm.query.run import MAX_BUDGET
+from dmm.query import MAX_BUDGET
 
 
 @click.command("query")
@@ -42,15 +42,29 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
       dmm query "add pagination to the orders endpoint" --budget 1200
       dmm query "how do we release?" --scope project --json
     """
-    from dmm.query.run import memory_pack
+    from dmm.semantic.client import via_background
 
     if task == "-":
         task = sys.stdin.read()
     ws = workspace(ctx)
+    answer, note = via_background(ws, {
+        "op": "query", "task": task, "budget": budget, "scopes": list(scopes),
+        "tags": tags.split(","), "exclude_ephemeral": exclude_ephemeral,
+        "all_tags": [t for tag in all_tags for t in tag.split(",")],
+        "include_deprecated": include_deprecated, "json": as_json})
+    if answer is not None:  # the repository's background process, with the model loaded
+        for text in answer.get("notes") or ():
+            message(f"note: {text}")
+        click.echo(answer["out"], nl=False)
+        return 0
+    from dmm.query.run import memory_pack
+
     pack = memory_pack(ws, task, budget=budget, scopes=scopes, tags=tuple(tags.split(",")),
                        all_tags=tuple(t for tag in all_tags for t in tag.split(",")),
                        exclude_ephemeral=exclude_ephemeral,
                        include_deprecated=include_deprecated)
+    for text in pack.notes or ([note] if note else []):
+        message(f"note: {text}")
     if as_json:
         emit_json(pack.to_dict())
     else:

@@ -14,11 +14,13 @@ from dmm.render import count
 @json_option
 @click.pass_context
 def command(ctx: click.Context, as_json: bool) -> int:
-    """Rebuild the cache in .dmm/index/ from the memory files.
+    """Rebuild the cache in .dmm/index/ from the memory files, and bring the semantic index
+    up to date (embedding only memories whose text it has never seen).
 
     Never needed for correctness (every command refreshes the cache itself, re-reading only
-    changed files); use it after upgrading dmm or to time a full build. Deleting .dmm/index/
-    is always safe.
+    changed files, and the background process embeds changed memories); use it after
+    upgrading dmm, to time a full build, or to embed a large store with a progress bar.
+    Deleting .dmm/index/ is always safe.
 
     \b
     Examples:
@@ -37,14 +39,24 @@ def command(ctx: click.Context, as_json: bool) -> int:
         memories = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         errors = conn.execute("SELECT count(DISTINCT path) FROM problems WHERE severity = 'error'"
                               ).fetchone()[0]
+        from dmm.semantic.service import build_now
+
+        progress, finish = progress_bar("embedding memories", min_items=20)
+        try:
+            embedded, why = build_now(ws, conn, progress)
+        finally:
+            finish()
     finally:
         conn.close()
     seconds = time.perf_counter() - started
     if as_json:
         emit_json({"files": report.files, "memories": memories, "files_with_errors": errors,
-                   "seconds": round(seconds, 3)})
+                   "embedded": embedded, "seconds": round(seconds, 3)})
     else:
         message(f"indexed {count(memories, 'memory')} from {count(report.files, 'file')} in "
                 f"{seconds:.2f} s"
-                + (f"; {count(errors, 'file')} with errors: run `dmm validate`" if errors else ""))
+                + (f"; {count(errors, 'file')} with errors: run `dmm validate`" if errors else "")
+                + (f"; {count(embedded, 'memory')} embedded" if embedded else ""))
+        if why:
+            message(f"note: no semantic index: {why}")
     return 0

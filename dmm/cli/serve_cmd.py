@@ -129,6 +129,9 @@ def command(ctx: click.Context, host, port, person_tokens, agent_tokens, log_lev
     from dmm.index.refresh import open_fresh
 
     open_fresh(ws)[0].close()  # the first request answers from a warm cache
+    from dmm.semantic import service
+
+    service.serve(ws)  # a long-lived process: it ranks by meaning too (docs/semantic.md)
     sock = _listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host

@@ -154,12 +154,30 @@ _HTTP_ERRORS = frozenset(range(400, 419)) | {421, 422, 423, 424, 425, 426, 428, 
     | frozenset(range(500, 512))
 
 
+# A number right after one of these words names a document or a part of one ("ADR 39",
+# "RFC 7231", "section 4.2", "step 3", "PEP 8", "ISO 8601", "issue #12"): it identifies, it is
+# no value of a quantity, and two of them never disagree.
+DOCUMENT_WORDS = frozenset("""adr adrs rfc rfcs pep peps iso iec ieee section sections sec
+    chapter chapters step steps phase stage part parts appendix annex figure fig table page
+    pages item rule rules article articles paragraph clause issue issues ticket tickets pr
+    prs mr story epic lesson exhibit nr decision record footnote""".split())
+_DOCUMENT_REF = re.compile(r"(?:\b([A-Za-z]+)\.?|[§#])\s*[#:-]?\s*$")
+
+
+def names_document(text: str, start: int) -> bool:
+    """The number at ``start`` follows a word that makes it a document's number."""
+    m = _DOCUMENT_REF.search(text, max(0, start - 24), start)
+    return bool(m) and (m.group(1) is None or m.group(1).lower() in DOCUMENT_WORDS)
+
+
 def quantities(text: str) -> list[Quantity]:
     out = _frequencies(text)
     taken = {i for q in out for i in range(q.start, q.start + len(q.text))}
     in_version = {i for v in _versions(text) for i in range(v.start(2), v.end(2))}
     for start, end, digits, scale, word in _tokens(text):
         if start in in_version or start in taken:
+            continue
+        if digits and names_document(text, start):
             continue
         if word:
             if word in ("a", "an", "ein", "eine", "una", "uno"):
@@ -217,7 +235,8 @@ def _versions(text: str) -> tuple[re.Match, ...]:
     is a stop word ("The 3 replicas", "Every 10 minutes", "Only 2 approvals") or bounds the
     quantity after it ("Max 10 retries")."""
     return tuple(m for m in _VERSION.finditer(text)
-            if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _BOUNDS)
+                 if m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _BOUNDS
+                 and m.group(1).lower().rstrip(".") not in DOCUMENT_WORDS)
 
 
 # a lower bound, not a pick: "18.0 or later", "3.9+", "v20 and above"; "at least Node 18"

@@ -38,6 +38,7 @@ class PackEntry:
     relevance: float = 0.0
     score: float = 0.0
     reason: str = ""  # why an excluded memory was left out
+    evidence: tuple | None = None  # (lexical relevance, cosine or None) when ranked by both
 
     def to_dict(self, with_content: bool = True) -> dict:
         m = self.memory
@@ -48,6 +49,10 @@ class PackEntry:
                "created": m.created.isoformat() if m.created else None}
         if self.reason:
             out["reason"] = self.reason
+        if self.evidence is not None:
+            lexical, cosine = self.evidence
+            out["match"] = {"words": round(lexical, 4),
+                            "meaning": None if cosine is None else round(cosine, 4)}
         if with_content:
             out["content"] = m.body
         return out
@@ -64,6 +69,8 @@ class Pack:
     candidates: int
     warnings: list[str]
     conflicts: list = field(default_factory=list)  # open conflicts among the packed memories
+    ranking: str = "words"  # "words" (lexical) or "words+meaning" (hybrid, dmm/semantic/)
+    notes: list[str] = field(default_factory=list)  # for the person: why not by meaning
 
     @property
     def baseline_tokens(self) -> int:
@@ -80,7 +87,8 @@ class Pack:
                 "retrieved_count": len(self.retrieved),
                 "retrieved_tokens": self.retrieved_tokens, "total_tokens": used,
                 "remaining_tokens": max(0, self.budget - used),
-                "candidates_matched": self.candidates, "excluded_count": self.excluded_total}
+                "candidates_matched": self.candidates, "excluded_count": self.excluded_total,
+                "ranking": self.ranking}
 
     def to_dict(self) -> dict:
         return {"query": self.task,
@@ -92,9 +100,10 @@ class Pack:
 
 
 def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg: dict,
-               conflicts_dir: Path | None = None) -> Pack:
+               conflicts_dir: Path | None = None, semantic=None) -> Pack:
     """The Memory Pack for ``task``; with ``conflicts_dir``, warns about known conflicts
-    among the packed memories (detected by the last scan, dismissals honoured)."""
+    among the packed memories (detected by the last scan, dismissals honoured); with a ready
+    ``semantic`` index (dmm/semantic/index.py), ranked by words and meaning fused."""
     today = opts.today.isoformat()
     baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in read.memories(
         conn, "WHERE scope = 'baseline' AND status = 'active' AND confidence != 'deprecated'"
@@ -108,7 +117,13 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     remaining = max(0, opts.budget - baseline_tokens)
 
     where, params = _candidate_filter(opts)
-    ranked = rank(conn, task, where, params, query_cfg)
+    evidence: dict = {}
+    if semantic is not None:
+        from dmm.semantic.hybrid import hybrid_rank
+
+        ranked, evidence = hybrid_rank(conn, task, where, params, query_cfg, semantic)
+    else:
+        ranked = rank(conn, task, where, params, query_cfg)
     retrieved_r, excluded_r = [], []
     for r in ranked:
         if r.tokens <= remaining:
@@ -118,10 +133,11 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
             excluded_r.append(r)
     listed = excluded_r[:MAX_EXCLUDED_LISTED]
     by_doc = read.memories_by_doc(conn, [r.doc for r in retrieved_r + listed])
-    retrieved = [PackEntry(by_doc[r.doc], "retrieval", r.relevance, r.score)
-                 for r in retrieved_r]
+    retrieved = [PackEntry(by_doc[r.doc], "retrieval", r.relevance, r.score,
+                           evidence=evidence.get(r.doc)) for r in retrieved_r]
     excluded = [PackEntry(by_doc[r.doc], "retrieval", r.relevance, r.score,
-                          reason=f"needs {r.tokens} tokens; not enough budget left")
+                          reason=f"needs {r.tokens} tokens; not enough budget left",
+                          evidence=evidence.get(r.doc))
                 for r in listed]
     if not ranked:
         warnings.append("no memory matched the task: try other words, or check `dmm status`")
@@ -145,7 +161,8 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
                               "(`dmm conflicts show ID`)")
     return Pack(task=task, budget=opts.budget, baseline=baseline, retrieved=retrieved,
                 excluded=excluded, excluded_total=len(excluded_r), candidates=len(ranked),
-                warnings=warnings, conflicts=found)
+                warnings=warnings, conflicts=found,
+                ranking="words+meaning" if semantic is not None else "words")
 
 
 def _candidate_filter(opts: PackOptions) -> tuple[str, list]:

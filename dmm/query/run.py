@@ -10,10 +10,10 @@ from dmm.errors import BusyError, InvalidInputError
 from dmm.index import db
 from dmm.index.refresh import open_fresh
 from dmm.memory.model import SCOPES
+from dmm.query import MAX_BUDGET
 from dmm.query.pack import Pack, PackOptions, build_pack
 from dmm.workspace import Workspace
 
-MAX_BUDGET = 1_000_000  # tokens: far beyond any context window, and safe for SQLite integers
 
 
 def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, bool]:
@@ -49,8 +49,11 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
     conn, stale = open_cache(ws)
     try:
+        from dmm.semantic import service  # light: the model loads only in long-lived processes
+
+        index, note = service.for_query(ws, conn)
         with db.snapshot(conn):
-            pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir)
+            pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
         if db.FALLBACK_REASON and not conn.execute(
                 "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
             # no cache can keep a scan here (a read-only store): check the pack's own
@@ -60,7 +63,9 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             scan(conn, ws.config["conflicts"], scan_type="targeted",
                  focus_ids={e.memory.id for e in pack.baseline + pack.retrieved})
             with db.snapshot(conn):
-                pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir)
+                pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
+        if note:
+            pack.notes.append(note)
     finally:
         conn.close()
     if stale:

@@ -641,3 +641,13 @@ def test_values_both_titles_state_are_compared_however_little_else_is_shared(rep
     add(repo, "project/c.md", "mem_2025_02_21_001", "Export files are capped at 50 MB",
         "Nightly exports for finance stay under 50 MB.", tags="[exports]")
     assert detect(repo) == {("mem_2024_08_21_001", "mem_2025_01_21_001"): "contradictory"}
+
+
+def test_decision_records_numbered_in_their_titles_are_no_contradiction(repo):
+    add(repo, "project/adr39.md", "mem_2025_03_01_039", "ADR 39: Deploy the API with Helm",
+        "Status: accepted. We deploy the API service to the cluster with Helm charts kept in "
+        "the deploy repository; each environment has its own values file.")
+    add(repo, "project/adr10.md", "mem_2024_02_01_010", "ADR 10: Deploy the workers with Helm",
+        "Status: accepted. We deploy the background workers to the cluster with Helm charts "
+        "kept in the deploy repository; each environment has its own values file.")
+    assert not any(t == "contradiction" for t in detect(repo).values())

@@ -167,3 +167,18 @@ def test_counts_in_words_of_one_group_are_one_dimension():
     [seats], [members] = quantities("three seats"), quantities("five members")
     assert seats.dimension == members.dimension and (seats.value, members.value) == (3, 5)
     assert quantities("five projects")[0].dimension != seats.dimension
+
+
+@pytest.mark.parametrize("text", ["ADR 39: use PostgreSQL for the ledger",
+                                  "See RFC 7231 section 4.2 before changing the handler",
+                                  "Step 3 of the runbook; PEP 8 naming", "Follow § 4.2",
+                                  "ADR-0012 and issue #41 explain why"])
+def test_numbers_that_name_a_document_are_no_values(text):
+    assert quantities(text) == [] and versions(text) == []
+
+
+def test_a_value_next_to_a_document_number_is_still_a_value():
+    assert [(q.dimension, q.value) for q in quantities("In step 3 wait 30 seconds")] == [
+        ("duration", 30.0)]
+    assert [(v.name, v.version) for v in versions("ADR 7: Python 3.11 everywhere")] == [
+        ("python", "3.11")]

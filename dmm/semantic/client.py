@@ -1,0 +1,191 @@
+"""Ask the repository's background process (``daemon.py``) for a Memory Pack or a hook's
+text, starting it on first use; None when it cannot answer, and the caller answers by words.
+
+The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per repository, reached
+over the socket ``.dmm/index/semantic.sock``, which only this user can use (mode 0600, owned by
+us: a socket anyone else made is never trusted); it exits when idle, and one started by another
+version of dmm is stopped and replaced. This module imports only the standard library: a
+`dmm query` answered here never loads numpy or the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import sys
+import time
+from pathlib import Path
+
+SOCKET = "semantic.sock"
+LOG = "semantic.log"
+START_WAIT_S = 10.0  # for a new process to open its socket
+ANSWER_WAIT_S = 60.0  # a first query may wait for a small store to be embedded
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+
+def build_id() -> str:
+    """What must match between a client and the process it asks: dmm's version and the
+    installed files (a reinstall or an upgrade rewrites them)."""
+    import dmm
+
+    here = Path(__file__).resolve()
+    stamps = [os.stat(p).st_mtime_ns for p in (Path(dmm.__file__), here,
+                                                here.with_name("daemon.py"))]
+    return f"{dmm.__version__}:{':'.join(map(str, stamps))}:{os.environ.get('DMM_BUILD_TAG', '')}"
+
+
+class Unavailable(Exception):
+    """The background process cannot answer; the message says why (for a note)."""
+
+
+def socket_path(index_dir: Path) -> Path:
+    return index_dir / SOCKET
+
+
+def _address(path: Path) -> tuple[str, int | None]:
+    """A path the kernel accepts (108 bytes at most): a long one goes through an open
+    descriptor of its folder."""
+    if len(os.fsencode(path)) < 100:
+        return str(path), None
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    return f"/proc/self/fd/{fd}/{path.name}", fd
+
+
+def _trusted(path: Path) -> bool:
+    """A socket this user made and only this user can use; anything else is never asked."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISSOCK(st.st_mode):
+        raise Unavailable(f"{path} is not a socket: remove it")
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise Unavailable(f"{path} belongs to another user or others may use it: not asked")
+    return True
+
+
+def _connect(path: Path, timeout: float) -> socket.socket | None:
+    if not _trusted(path):
+        return None
+    address, fd = _address(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(address)
+        return sock
+    except (ConnectionRefusedError, FileNotFoundError):  # a crashed process left its socket
+        sock.close()
+        return None
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _exchange(sock: socket.socket, request: dict) -> dict:
+    with sock:
+        sock.sendall(json.dumps(request).encode() + b"\n")
+        chunks, size = [], 0
+        while True:
+            data = sock.recv(1 << 16)
+            if not data:
+                break
+            chunks.append(data)
+            size += len(data)
+            if size > MAX_ANSWER_BYTES:
+                raise Unavailable("the background process sent too much")
+    try:
+        answer = json.loads(b"".join(chunks))
+    except ValueError:
+        raise Unavailable("the background process gave no answer (it may have crashed)") \
+            from None
+    if not isinstance(answer, dict):
+        raise Unavailable("the background process gave a malformed answer")
+    return answer
+
+
+def start(root: Path, index_dir: Path) -> None:
+    """Start the background process of the repository at ``root`` (detached, its own session;
+    it exits at once if another one holds the repository)."""
+    import subprocess
+
+    log = os.open(index_dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        subprocess.Popen([sys.executable, "-I", "-m", "dmm.semantic.daemon", str(root)],
+                         cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                         start_new_session=True, close_fds=True)
+    finally:
+        os.close(log)
+
+
+def ask(root: Path, index_dir: Path, request: dict, start_if_absent: bool = True,
+        start_wait: float = START_WAIT_S, answer_wait: float = ANSWER_WAIT_S) -> dict:
+    """The background process's answer to ``request``; raises Unavailable."""
+    path = socket_path(index_dir)
+    request = dict(request, build=build_id())
+    for attempt in range(2):
+        try:
+            sock = _connect(path, answer_wait)
+            if sock is None and start_if_absent:
+                start(root, index_dir)
+                deadline = time.monotonic() + start_wait
+                while sock is None and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    sock = _connect(path, answer_wait)
+            if sock is None:
+                raise Unavailable("the background process did not start (see "
+                                  f"{index_dir / LOG})")
+            answer = _exchange(sock, request)
+        except (TimeoutError, socket.timeout):
+            raise Unavailable("the background process did not answer in time") from None
+        except OSError as exc:
+            raise Unavailable(f"cannot reach the background process: {exc}") from None
+        if answer.get("stale") and attempt == 0:
+            # started by another version of dmm: it is exiting; wait for its socket to go
+            deadline = time.monotonic() + start_wait
+            while path.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            continue
+        return answer
+    raise Unavailable("the background process keeps answering for another version of dmm")
+
+
+def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
+                   answer_wait: float = ANSWER_WAIT_S) -> tuple[dict | None, str | None]:
+    """(answer, None) from the background process; (None, note) when this command answers by
+    itself instead (note None: nothing worth saying, e.g. the user turned the layer off).
+    A DmmError the process reports (a bad budget, an empty task) is raised here."""
+    from dmm.semantic import model
+
+    cfg = ws.config["semantic"]
+    if not cfg["enabled"] or not cfg["background"] or model.switched_off():
+        return None, None
+    why = model.unavailable()
+    if why:
+        return None, why + ": ranked by words only"
+    index_dir = ws.index_dir
+    if index_dir.is_symlink() or not index_dir.is_dir():
+        return None, None  # the command itself says what is wrong with the cache folder
+    try:
+        answer = ask(ws.root, index_dir, request, start_wait=start_wait,
+                     answer_wait=answer_wait)
+    except Unavailable as exc:
+        return None, f"{exc}: ranked by words only"
+    if answer.get("ok"):
+        return answer, None
+    if isinstance(answer.get("error"), dict):
+        from dmm.errors import DmmError, ExitCode
+
+        err = answer["error"]
+        exc = DmmError(str(err.get("message")), err.get("hint"))
+        try:
+            exc.exit_code = ExitCode(int(err.get("exit_code", 6)))
+        except ValueError:
+            pass
+        raise exc
+    return None, f"{answer.get('why', 'the background process could not answer')}: " \
+                 "ranked by words only"

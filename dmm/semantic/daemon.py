@@ -1,0 +1,236 @@
+"""The per-repository background process: keeps the model and the semantic index loaded and
+answers `dmm query` and the agent hooks over ``.dmm/index/semantic.sock``.
+
+Run as ``python -I -m dmm.semantic.daemon REPO`` by ``client.start`` (never by hand; the
+installed dmm, never code from the working tree). One per repository: it holds an flock on
+``.dmm/index/semantic.lock`` for its whole life, and a second one started meanwhile exits. It
+holds nothing git lacks: every answer is computed from the memory files as the CLI would. It
+exits after ``semantic.idle_minutes`` without a request, when its socket is removed or replaced,
+when the cache folder goes away, and when a client of another dmm version asks it something
+(that client then starts a new one). Protocol: one JSON request line, one JSON answer.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import socketserver
+import sys
+import threading
+import time
+from pathlib import Path
+
+from dmm.semantic import client
+
+LOCK = "semantic.lock"
+LOCK_WAIT_S = 5.0
+MAX_REQUEST_BYTES = 1 << 20
+CHECK_EVERY_S = 1.0
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+
+class Daemon:
+    def __init__(self, root: Path) -> None:
+        from dmm.workspace import Workspace
+
+        self.root = root
+        self.ws = Workspace(root)
+        self.index_dir = self.ws.index_dir
+        self.build = client.build_id()
+        self.last_request = time.monotonic()
+        self.server: _Server | None = None
+        self.inode: int | None = None
+        self.stopping = threading.Event()
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def run(self) -> int:
+        from dmm.index import db
+        from dmm.semantic import service
+
+        if not db.usable(self.index_dir):
+            return 0
+        lock = os.open(self.index_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        if not self._lock(lock):
+            return 0  # another one serves this repository
+        path = client.socket_path(self.index_dir)
+        os.chdir(self.index_dir)  # bind by a short relative name: deep folders fit
+        path.unlink(missing_ok=True)
+        old = os.umask(0o177)
+        try:
+            self.server = _Server(client.SOCKET, _Handler)
+        finally:
+            os.umask(old)
+        os.chmod(client.SOCKET, 0o600)
+        self.inode = os.stat(client.SOCKET).st_ino
+        self.server.daemon = self  # type: ignore[attr-defined]
+        service.enable()
+        service.start_sync(self.ws)
+        watcher = threading.Thread(target=self._watch, daemon=True, name="dmm-semantic-watch")
+        watcher.start()
+        try:
+            self.server.serve_forever(poll_interval=0.2)
+        finally:
+            self.server.server_close()
+            self._remove_socket()
+            os.close(lock)
+        return 0
+
+    @staticmethod
+    def _lock(fd: int) -> bool:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.05)
+
+    def _remove_socket(self) -> None:
+        """Remove our socket, never one a newer process made in its place."""
+        try:
+            if os.stat(self.index_dir / client.SOCKET).st_ino == self.inode:
+                os.unlink(self.index_dir / client.SOCKET)
+        except OSError:
+            pass
+
+    def _watch(self) -> None:
+        # DMM_SEMANTIC_IDLE_S: seconds instead of the setting's minutes (the life-cycle tests)
+        idle_s = float(os.environ.get("DMM_SEMANTIC_IDLE_S")
+                       or 60.0 * float(self._config()["idle_minutes"]))
+        while not self.stopping.wait(CHECK_EVERY_S):
+            try:
+                same = os.stat(self.index_dir / client.SOCKET).st_ino == self.inode
+            except OSError:
+                same = False
+            if not same or time.monotonic() - self.last_request > idle_s:
+                self.stop()
+
+    def _config(self) -> dict:
+        from dmm.workspace import Workspace
+
+        try:
+            return Workspace(self.root).config["semantic"]
+        except Exception:  # noqa: BLE001 - a broken config.toml: the defaults keep it alive
+            from dmm.config import DEFAULTS
+
+            return DEFAULTS["semantic"]
+
+    def stop(self) -> None:
+        if not self.stopping.is_set():
+            self.stopping.set()
+            threading.Thread(target=self.server.shutdown, daemon=True).start()
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def answer(self, request: dict) -> dict:
+        from dmm.errors import DmmError
+        from dmm.workspace import Workspace
+
+        self.last_request = time.monotonic()
+        if request.get("build") != self.build:
+            self.stop()
+            return {"ok": False, "stale": True}
+        op = request.get("op")
+        try:
+            ws = Workspace(self.root)  # the config as it is now
+            if not ws.config["semantic"]["enabled"]:
+                self.stop()
+                return {"ok": False, "why": "the semantic layer was turned off"}
+            if op == "hello":
+                return {"ok": True, "pid": os.getpid(), "build": self.build}
+            if op == "stop":
+                self.stop()
+                return {"ok": True}
+            if op == "query":
+                return self._query(ws, request)
+            if op == "hook":
+                return self._hook(ws, request)
+            return {"ok": False, "why": f"unknown request {op!r}"}
+        except DmmError as exc:
+            return {"ok": False, "error": {"message": exc.message, "hint": exc.hint,
+                                           "exit_code": int(exc.exit_code)}}
+        except Exception as exc:  # noqa: BLE001 - the client answers by itself instead
+            return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
+
+    def _query(self, ws, r: dict) -> dict:
+        from dmm.query.run import memory_pack
+        from dmm.render import render, to_json
+        from dmm.semantic import service
+
+        token = service.WAIT.set(float(r.get("wait", service.WAIT_S)))
+        try:
+            pack = memory_pack(ws, str(r["task"]), budget=r.get("budget"),
+                               scopes=tuple(r.get("scopes") or ()),
+                               tags=tuple(r.get("tags") or ()),
+                               all_tags=tuple(r.get("all_tags") or ()),
+                               exclude_ephemeral=bool(r.get("exclude_ephemeral")),
+                               include_deprecated=bool(r.get("include_deprecated")))
+        finally:
+            service.WAIT.reset(token)
+        out = (to_json(pack.to_dict()) if r.get("json")
+               else render("pack.md.j2", pack=pack, stats=pack.stats()))
+        return {"ok": True, "out": out, "notes": pack.notes}
+
+    def _hook(self, ws, r: dict) -> dict:
+        from dmm.agents.hook import context_for
+        from dmm.semantic import service
+
+        token = service.WAIT.set(float(r.get("wait", 2.0)))
+        try:
+            payload = r.get("payload")
+            return {"ok": True, "out": context_for(ws, str(r["event"]),
+                                                   payload if isinstance(payload, dict) else {})}
+        finally:
+            service.WAIT.reset(token)
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        daemon: Daemon = self.server.daemon  # type: ignore[attr-defined]
+        try:
+            uid = _peer_uid(self.connection)
+            if uid is not None and uid != os.getuid():
+                return  # the socket's mode already refuses others; this is belt and braces
+            line = self.rfile.readline(MAX_REQUEST_BYTES + 1)
+            if len(line) > MAX_REQUEST_BYTES:
+                answer = {"ok": False, "why": "request too large"}
+            else:
+                try:
+                    request = json.loads(line)
+                except ValueError:
+                    request = None
+                answer = (daemon.answer(request) if isinstance(request, dict)
+                          else {"ok": False, "why": "not a JSON request"})
+            self.wfile.write(json.dumps(answer).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+def _peer_uid(conn: socket.socket) -> int | None:
+    import struct
+
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    return struct.unpack("3i", creds)[1]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m dmm.semantic.daemon REPOSITORY", file=sys.stderr)
+        return 2
+    return Daemon(Path(argv[0]).resolve()).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,156 @@
+"""The semantic index of each store a long-lived process serves, kept up to date in the
+background; and the one answer to "may this query use meaning now?".
+
+Long-lived processes (the background process of `dmm/semantic/daemon.py`, `dmm mcp`,
+`dmm serve`) call ``enable()`` once; in any other process ``for_query`` answers "no" at once
+and never loads the model, so a short command pays nothing for it. A store whose index is
+being built is answered by words alone, with one note saying so; a few changed memories are
+embedded before the answer (well under a second each).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from dmm.semantic import model
+from dmm.semantic.index import SemanticIndex
+
+# A build this small is waited for (a changed memory, a new small store); a larger one is
+# answered by words meanwhile.
+WAIT_FOR_MEMORIES = 150
+WAIT_S = 20.0
+# How long this request may wait for such a build (a hook waits less than `dmm query`).
+WAIT: contextvars.ContextVar[float] = contextvars.ContextVar("wait", default=WAIT_S)
+
+_enabled = False
+_lock = threading.Lock()
+_indexes: dict[Path | None, SemanticIndex] = {}
+_threads: dict[Path | None, threading.Thread] = {}
+_failed: dict[Path | None, str] = {}
+
+
+def enable() -> None:
+    """This process lives long enough to hold a model."""
+    global _enabled
+    _enabled = True
+
+
+def enabled() -> bool:
+    return _enabled
+
+
+def _index(index_dir: Path | None) -> SemanticIndex:
+    with _lock:
+        if index_dir not in _indexes:
+            _indexes[index_dir] = SemanticIndex(index_dir, threads=1)  # never both cores
+        return _indexes[index_dir]
+
+
+def start_sync(ws) -> threading.Thread | None:
+    """Bring the index of ``ws`` up to date in a background thread (one at a time)."""
+    from dmm.index import db
+
+    key = ws.index_dir if db.usable(ws.index_dir) else None
+    with _lock:
+        running = _threads.get(key)
+        if running and running.is_alive():
+            return running
+        thread = threading.Thread(target=_sync, args=(ws, key), daemon=True,
+                                  name="dmm-semantic-sync")
+        _threads[key] = thread
+        thread.start()
+        return thread
+
+
+def _sync(ws, key: Path | None) -> None:
+    from dmm.index.refresh import open_fresh
+
+    try:
+        conn, _ = open_fresh(ws)
+        try:
+            _index(key).sync(conn)
+        finally:
+            conn.close()
+        _failed.pop(key, None)
+    except model.ModelUnavailable as exc:
+        _failed[key] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - said in the next answer's note, never a crash
+        _failed[key] = f"the semantic index could not be built ({type(exc).__name__}: {exc})"
+
+
+def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str | None]:
+    """The index to rank with now, or None and the note that says why not."""
+    from dmm.index import db
+
+    if not _enabled:
+        return None, None
+    if not ws.config["semantic"]["enabled"]:
+        return None, "the semantic layer is off (semantic.enabled = false): ranked by words"
+    why = model.unavailable()
+    if why:
+        return None, why + ": ranked by words only"
+    key = ws.index_dir if db.usable(ws.index_dir) else None
+    index = _index(key)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    if index.ready and index.generation == (row[0] if row else ""):
+        return index, None
+    generation = row[0] if row else ""
+    deadline = time.monotonic() + WAIT.get()
+    for _attempt in range(2):
+        thread = start_sync(ws)
+        while thread is not None and thread.is_alive() and time.monotonic() < deadline:
+            if index.pending is not None and index.pending > WAIT_FOR_MEMORIES:
+                break  # a long build: answer by words now, with a note
+            thread.join(0.05)
+        if key in _failed:
+            return None, _failed[key] + ": ranked by words only"
+        if thread is not None and thread.is_alive():
+            return None, (f"the semantic index is being built ({index.pending} memories to "
+                          "go): ranked by words only until it is ready")
+        # another process may have refreshed the cache while the build ran: once more,
+        # cheaply (what was embedded is kept); the index is keyed by path, so a state a
+        # little newer than this query's is as good
+        if index.generation == generation or time.monotonic() >= deadline:
+            break
+    return (index, None) if index.ready else (None, "the semantic index is not ready: "
+                                              "ranked by words only")
+
+
+def serve(ws, delay: float = 0.0) -> None:
+    """Called by a long-lived process at start: rank by meaning from now on, and start
+    building the store's index in the background, after ``delay`` seconds (the process
+    answers by words meanwhile)."""
+    enable()
+    if ws.config["semantic"]["enabled"] and model.unavailable() is None:
+        if delay:
+            timer = threading.Timer(delay, start_sync, args=(ws,))
+            timer.daemon = True
+            timer.start()
+        else:
+            start_sync(ws)
+
+
+def build_now(ws, conn: sqlite3.Connection, progress=None) -> tuple[int | None, str | None]:
+    """Bring the semantic index of ``ws`` up to date in this process (`dmm reindex`):
+    (memories embedded, None), or (None, why not). Vectors no memory uses any more are
+    dropped from the cache."""
+    from dmm.index import db
+
+    if not ws.config["semantic"]["enabled"] or model.switched_off():
+        return None, None
+    why = model.unavailable()
+    if why:
+        return None, why
+    index = SemanticIndex(ws.index_dir if db.usable(ws.index_dir) else None, threads=1,
+                          workers=os.cpu_count() or 1)  # the person waits: every core
+    try:
+        embedded = index.sync(conn, progress)
+    except model.ModelUnavailable as exc:
+        return None, str(exc)
+    index.prune()
+    return embedded, None

