@@ -2,8 +2,9 @@
 
 Every event is a commit whose message carries ``Dmm-*`` trailers: proposal commits on
 dmm/proposals/* (and, once approved, reachable from the branch as merge parents), approval
-merge commits and conflict resolutions on the checked-out branch, and close records on
-dmm/audit.
+merge commits and conflict resolutions on the checked-out branch and its upstream, and close
+records on dmm/audit; proposals and records of teammates are read from the remote-tracking
+refs too (dmm.team.records says which commits count as records).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from dmm.gitrepo import Commit, Git, all_trailers, message_body
-from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
+from dmm.proposals.model import MEMORY_ROOT
 
 
 # the events `dmm log --decision` takes
@@ -41,6 +42,8 @@ class LogEntry:
     conflict_id: str = ""
     memory_ids: list[str] = field(default_factory=list)  # every memory the event names
     trailers: dict[str, list[str]] = field(default_factory=dict)  # every value of each key
+    # how an approval landed when dmm did not land it: merge, fast-forward, rebase, squash
+    via: str = ""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -80,11 +83,10 @@ def _entry(commit: Commit) -> LogEntry | None:
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,
             decision: str | None = None, limit: int | None = None) -> list[LogEntry]:
     """Every dmm event, newest first, optionally filtered (``memory``: events naming it)."""
-    revs = [rev for rev in ("HEAD", AUDIT_REF) if git.rev_parse(rev)]
-    if not revs and not git.refs(PROPOSAL_PREFIX):
-        return []
-    commits = git.commits(*revs, f"--glob={PROPOSAL_PREFIX}*", "--grep=^Dmm-", "--date-order")
-    every = [e for e in map(_entry, commits) if e is not None]
+    from dmm.team.landed import with_landings
+    from dmm.team.records import read
+
+    every = with_landings(git, read(git), _entry)
     by_commit = {e.commit: e for e in every}
     for e in every:  # an undo names the memories of the resolution it reverts
         reverted = by_commit.get(next(iter(e.trailers.get("Dmm-Reverts", [])), ""))
@@ -120,7 +122,11 @@ def ids_ever_named(git: Git) -> set[str]:
     """Every memory id any dmm event ever named: proposals open, approved, rejected or
     withdrawn, resolutions. A new memory never gets one of them, so one id's log never mixes
     two memories (git keeps rejected proposals reachable from dmm/audit)."""
-    return {i for e in entries(git) for i in e.memory_ids}
+    from dmm.team.records import read
+
+    # the commits alone: a forge's approval names no memory its proposal did not name
+    return {i for node in read(git).events() for e in [_entry(node.commit)] if e
+            for i in e.memory_ids}
 
 
 def decision_counts(git: Git) -> dict[str, int]:

@@ -305,10 +305,13 @@ class Git:
             out.append(Commit(sha, tuple(parents.split()), author, email, date, message.strip()))
         return out
 
-    def commits_with_trailer(self, rev: str, key: str, value: str, *args: str) -> list[Commit]:
-        """First-parent commits of ``rev`` with the trailer ``key: value`` (both literal)."""
+    def commits_with_trailer(self, rev: str, key: str, value: str, *args: str,
+                             first_parent: bool = True) -> list[Commit]:
+        """Commits of ``rev`` (its first-parent line unless told otherwise: a teammate's
+        approvals arrive through merges) with the trailer ``key: value`` (both literal)."""
         line = f"{key}: {value}"
-        found = self.commits(rev, "--first-parent", "--fixed-strings", f"--grep={line}", *args)
+        found = self.commits(rev, *(["--first-parent"] if first_parent else []),
+                             "--fixed-strings", f"--grep={line}", *args)
         return [c for c in found if value in trailer_values(c.message, key)]
 
     def changed_paths(self, old: str, new: str) -> list[str]:

@@ -83,6 +83,7 @@ def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
     """Run each suggestion in a real repository with approved, closed, pending proposals and a
     resolved conflict; a suggestion added to the docs without a check here fails."""
     import json
+    import os
     import subprocess
 
     from tests.conftest import git, memory_text, run_dmm
@@ -144,15 +145,38 @@ def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
     grep = f'git log --grep "Dmm-Conflict: {cid}"'
     checked[grep.replace(cid, "<id>")] = cid in sh(root, grep)
 
-    push = "git push origin 'refs/heads/dmm/proposals/*:refs/heads/dmm/proposals/*' dmm/audit"
-    sh(root, push + " 2>&1")
+    # docs/team.md: publishing, reading the team's branches, merging records, work trees
+    push_main = "git push origin main"
+    sh(root, push_main + " 2>&1")
+    checked[push_main] = git(origin, "rev-parse", "main") == git(root, "rev-parse", "main")
+    dmm("sync")
     pushed = git(origin, "for-each-ref", "--format=%(refname)", "refs/heads/dmm")
-    checked[push] = f"refs/heads/dmm/proposals/{pending}" in pushed and "dmm/audit" in pushed
+    assert f"refs/heads/dmm/proposals/{pending}" in pushed and "dmm/audit" in pushed
     teammate = tmp_path / "teammate"
     git(tmp_path, "clone", "-q", str(origin), str(teammate))
-    fetch = "git fetch origin 'refs/heads/dmm/*:refs/heads/dmm/*'"
-    sh(teammate, fetch)
-    checked[fetch] = f"dmm/proposals/{pending}" in git(teammate, "branch", "--list", "dmm/*")
+    pr_diff = f"git diff origin/main...origin/dmm/proposals/{pending}"
+    out = sh(teammate, pr_diff)
+    checked[pr_diff.replace(pending, "<id>")] = ("+# Jobs run on the queue worker" in out
+                                                 and "retry.md" not in out)
+    audit_tree = tmp_path / "audit-line"
+    git(teammate, "worktree", "add", "-q", "-b", "dmm/audit", str(audit_tree),
+        "origin/dmm/audit")
+    another = propose("project/spaces.md", "Indent with four spaces", "Indent with 4 spaces.")
+    dmm("review", "reject", another, "--reason", "already said")
+    dmm("sync")
+    git(teammate, "fetch", "-q", "origin")
+    merge_audit = "git merge origin/dmm/audit"
+    sh(audit_tree, merge_audit)
+    checked[merge_audit] = (git(audit_tree, "rev-parse", "HEAD")
+                            == git(teammate, "rev-parse", "origin/dmm/audit")
+                            and git(audit_tree, "ls-files") == "")
+    worktree = "git worktree add -b agent-1 ~/agent-1"
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.run(worktree, shell=True, cwd=teammate, capture_output=True, text=True,
+                          env={**os.environ, "HOME": str(home)})
+    checked[worktree] = proc.returncode == 0 and (home / "agent-1" / ".dmm" / "config.toml"
+                                                  ).is_file()
 
     assert suggested_git_commands() <= set(checked), \
         f"suggested in the docs but not checked: {suggested_git_commands() - set(checked)}"
@@ -235,3 +259,34 @@ def test_every_command_and_subcommand_shows_examples_in_its_help():
     assert not missing, missing
     reflowed = re.findall(r"^.*Examples?:[ \t]+\S.*$", reference, re.M)  # one per line, as typed
     assert not reflowed, reflowed
+
+
+def test_every_dmm_command_in_the_team_guide_parses():
+    """Each `dmm ...` line of docs/team.md's examples names real commands and options, with
+    values they accept (parsed by the command line itself, nothing run)."""
+    import re
+    import shlex
+
+    import click
+
+    from dmm.cli import cli
+
+    text = (ROOT / "docs" / "team.md").read_text(encoding="utf-8")
+    lines = []
+    for block in re.findall(r"^```(?:sh|bash|shell)?\n(.*?)^```", text, re.M | re.S):
+        for line in block.splitlines():
+            for part in line.split("&&"):
+                part = part.split("  #", 1)[0].strip()
+                if part.startswith("dmm "):
+                    lines.append(part)
+    assert len(lines) >= 10, lines
+    for line in lines:
+        args = shlex.split(line.replace("<id>", "prop_20260101_120000_abcdef12"))[1:]
+        ctx, command, rest = None, cli, args
+        while isinstance(command, click.Group) and rest:
+            name, command, rest = command.resolve_command(ctx or click.Context(cli), rest)
+            ctx = command.make_context(name, list(rest), parent=ctx)
+            # a group leaves its subcommand and the rest unparsed
+            rest = [*getattr(ctx, "_protected_args", []), *ctx.args] \
+                if isinstance(command, click.Group) else []
+        assert not isinstance(command, click.Group), line

@@ -169,8 +169,8 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> dict:
 def process_batch(ws: Workspace, limit: int | None = None, force: bool = False) -> dict:
     from dmm.proposals.review import process_pending
 
-    results = process_pending(ws, limit, force)
-    return {"processed": len(results), "results": [_processed(r) for r in results]}
+    batch = process_pending(ws, limit, force)
+    return {**batch.to_dict(), "results": [_processed(r) for r in batch.results]}
 
 
 def approve(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",

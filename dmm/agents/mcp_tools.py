@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dmm.proposals.model import PROPOSAL_ID
+
 NAME = "dmm"
 INSTRUCTIONS = """\
 dmm is this repository's memory: rules, facts, decisions and procedures kept as markdown under
@@ -38,9 +40,10 @@ MAX_PAGE = 100
 _MEMORY = {"type": "string", "minLength": 1, "maxLength": 300,
            "description": "A memory's id (mem_2026_03_14_007) or its path under .dmm/memory/ "
                           "(project/api/errors.md)."}
-_PROPOSAL_ID = {"type": "string", "pattern": "^prop_[0-9]{8}_[0-9]{6}_[0-9a-f]{4}$",
+# the one proposal-id shape (dmm.proposals.model): 8 random hex digits now, 4 from older dmm
+_PROPOSAL_ID = {"type": "string", "pattern": f"^{PROPOSAL_ID.pattern}$",
                 "description": "A proposal id, as memory_propose returned it "
-                               "(prop_20261125_093000_a1b2)."}
+                               "(prop_20261125_093000_a1b2c3d4)."}
 _CONTENT = {"type": "string", "minLength": 1, "maxLength": 1_048_576, "description": (
     "The whole memory file: YAML frontmatter between '---' lines with tags (1-10), priority "
     "(0.0-1.0) and confidence (experimental, active, stable), then '# Title' and the text. "

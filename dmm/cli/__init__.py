@@ -40,6 +40,8 @@ COMMANDS = {
     "mcp": "dmm.cli.mcp_cmd",
     "serve": "dmm.cli.serve_cmd",
     "agent": "dmm.cli.agent_cmd",
+    "sync": "dmm.cli.sync_cmd",
+    "ci": "dmm.cli.ci_cmd",
 }
 ALIASES = {"ls": "list"}  # accepted, not listed in --help
 INTERNAL_ERROR = 70

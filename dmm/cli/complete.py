@@ -75,11 +75,13 @@ def _open_proposals(ws: Workspace) -> list[str]:
     try:
         from dmm.gitrepo import Git
 
-        refs = Git(ws.root).run("for-each-ref", "--format=%(refname:lstrip=4)",
-                                "refs/heads/dmm/proposals/", check=False).stdout
+        refs = Git(ws.root).run("for-each-ref", "--format=%(refname)",
+                                "refs/heads/dmm/proposals/", "refs/remotes/", check=False).stdout
     except Exception:  # noqa: BLE001 - git missing or failing: nothing to offer
         return []
-    return [n for n in refs.splitlines() if n]
+    # this clone's proposals and the team's (remote-tracking refs: docs/team.md)
+    return sorted({ref.rsplit("/", 1)[-1] for ref in refs.splitlines()
+                   if ref.startswith("refs/heads/dmm/proposals/") or "/dmm/proposals/" in ref})
 
 
 def proposals(ctx: click.Context, param: click.Parameter, incomplete: str) -> list:

@@ -59,7 +59,20 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
     if store_files and not as_json:
         message("Next: commit the store (git add .dmm && git commit -m 'Add dmm memory'), "
                 "then try: dmm query \"<your task>\"")
+    if not as_json:
+        _say_remotes(ws)
     return 0
+
+
+def _say_remotes(ws) -> None:
+    """In a clone, where the team's proposals and records come from (no setting needed)."""
+    from dmm.gitrepo import Git
+
+    remotes = Git(ws.root).out("remote", check=False).split()
+    if remotes:
+        message(f"teammates' proposals and audit records are read from {', '.join(remotes)} "
+                "after any fetch (remote-tracking refs); `dmm sync` fetches them and publishes "
+                "yours (docs/team.md)")
 
 
 def _install_hooks(ws) -> list[str]:

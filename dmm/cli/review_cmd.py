@@ -162,13 +162,6 @@ def _print_closed(proposal_id: str, record: dict, diff: str) -> None:
     click.echo(paint_diff(diff), nl=False)
 
 
-def _pending(ws) -> list[str]:
-    from dmm.gitrepo import Git
-    from dmm.proposals.queue import open_proposals
-
-    return [p.proposal_id for p in open_proposals(Git(ws.root)) if p.status == "pending"]
-
-
 def _print_result(result, dry_run: bool = False) -> None:
     would = "would be " if dry_run else ""
     click.echo(f"{result.proposal_id}: {would}{result.decision.upper()} "
@@ -205,8 +198,14 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
     decision.
 
     Approved and modified proposals are merged into the checked-out branch; rejected ones are
-    closed with a record on dmm/audit; deferred ones stay open for a person. Exits 1 when a
-    proposal was rejected, so a script or CI job notices.
+    closed with a record on dmm/audit; deferred ones stay open for a person. With one id it
+    exits 1 when the proposal was rejected.
+
+    --all is a batch job (a CI step): it processes every pending proposal it can and reports
+    each one it cannot (a branch name that is not a proposal id, a branch without a readable
+    proposal, a proposal stale against the checked-out branch, a merge conflict) with the
+    reason, without stopping. It exits 1 only when something needs a person: a proposal it
+    could not process or deferred.
 
     \b
     Examples:
@@ -214,6 +213,7 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
       dmm review process --all --json
       dmm review process --all --dry-run
     """
+    from dmm.errors import ExitCode
     from dmm.proposals.review import process, process_pending, review
 
     if proposal_id and id_option and proposal_id != id_option:
@@ -222,28 +222,38 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
     if bool(proposal_id) == all_:
         raise click.UsageError("give either a proposal id or --all")
     ws = workspace(ctx)
-    if dry_run:
-        results = [review(ws, pid, force) for pid in
-                   ([proposal_id] if proposal_id else _pending(ws)[:limit])]
-    else:
-        results = ([process(ws, proposal_id, force)] if proposal_id
-                   else process_pending(ws, limit, force))
-    if as_json:
-        emit_json(results[0].to_dict() if proposal_id else
-                  {"processed": len(results), "results": [r.to_dict() for r in results]})
-    else:
-        if not results:
-            message("No pending proposals.")
-        for result in results:
+    if proposal_id:
+        result = review(ws, proposal_id, force) if dry_run else process(ws, proposal_id, force)
+        if as_json:
+            emit_json(result.to_dict())
+        else:
             _print_result(result, dry_run)
-        if dry_run and results:
+            if dry_run:
+                message("nothing was changed (--dry-run)")
+        if dry_run:
+            return ExitCode.OK
+        return ExitCode.PROBLEMS_FOUND if result.decision == "rejected" else ExitCode.OK
+    batch = process_pending(ws, limit, force, dry_run=dry_run)
+    if as_json:
+        emit_json(batch.to_dict())
+    else:
+        if not batch.results and not batch.skipped:
+            message("No pending proposals.")
+        for result in batch.results:
+            _print_result(result, dry_run)
+        for skipped in batch.skipped:
+            click.echo(f"{skipped.proposal_id or skipped.branch}: NOT PROCESSED "
+                       f"({skipped.problem})\n  reason: {skipped.reason}")
+        if batch.waiting:
+            message(f"{batch.waiting} deferred proposal(s) wait for a person "
+                    "(dmm review list --status deferred)")
+        if dry_run and batch.results:
             message("nothing was changed (--dry-run)")
-    from dmm.errors import ExitCode
-
-    rejected = any(r.decision == "rejected" for r in results)
+        elif batch.needs_person:
+            message(f"{batch.needs_person} proposal(s) need a person")
     if dry_run:
         return ExitCode.OK
-    return ExitCode.PROBLEMS_FOUND if rejected else ExitCode.OK
+    return ExitCode.PROBLEMS_FOUND if batch.needs_person else ExitCode.OK
 
 
 @command.command("approve")

@@ -120,11 +120,23 @@ def with_clarification(text: str, clarification: str) -> str:
 
 
 def next_id(existing: Iterable[str], today: dt.date) -> str:
-    """The next free id ``mem_YYYY_MM_DD_NNN`` for ``today``."""
+    """A new memory id ``mem_YYYY_MM_DD_xxxxxx`` for ``today``, none of ``existing``.
+
+    The suffix is drawn at random (30 bits) rather than numbered: clones that have not met
+    cannot agree on the next number, and a number handed out at landing would change the id
+    of a memory merged on a forge. Two clones drawing the same id on the same day is about
+    a one in two thousand chance for a team making 1,000 new memories that day without ever
+    syncing; approval refuses the second one (its proposal is made again with a new id)."""
+    import secrets
+
+    from dmm.memory.model import ID_ALPHABET, ID_SUFFIX_LEN
+
+    taken = set(existing)
     prefix = f"mem_{today:%Y_%m_%d}_"
-    used = [int(i[len(prefix):]) for i in existing
-            if i.startswith(prefix) and i[len(prefix):].isdigit()]
-    return f"{prefix}{max(used, default=0) + 1:03d}"
+    while True:
+        candidate = prefix + "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_SUFFIX_LEN))
+        if candidate not in taken:
+            return candidate
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

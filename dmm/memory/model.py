@@ -12,7 +12,12 @@ DEPRECATED_DIR = "deprecated"
 REQUIRED_FIELDS = ("id", "tags", "scope", "priority", "confidence", "status")
 OPTIONAL_FIELDS = ("created", "expires", "supersedes", "related")
 KNOWN_FIELDS = REQUIRED_FIELDS + OPTIONAL_FIELDS
-ID_PATTERN = r"mem_[0-9]{4}_[0-9]{2}_[0-9]{2}_[0-9]{3}"  # the whole id, ASCII digits only
+# mem_YYYY_MM_DD_ then NNN (numbered by hand, or by a dmm older than team support) or six
+# characters drawn at random by dmm (ID_ALPHABET: digits and lower-case letters without i, l,
+# o, u), so that clones that have not met never give two memories one id (docs/team.md)
+ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+ID_SUFFIX_LEN = 6
+ID_PATTERN = r"mem_[0-9]{4}_[0-9]{2}_[0-9]{2}_(?:[0-9]{3}|[0-9a-hjkmnp-tv-z]{6})"  # whole id, ASCII
 MAX_TAGS = 10
 
 

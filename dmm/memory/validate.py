@@ -39,7 +39,8 @@ def validate_fields(meta: dict[str, Any], path: str) -> tuple[dict[str, Any], li
     mem_id = meta.get("id")
     if mem_id is not None:
         if not isinstance(mem_id, str) or not _ID.fullmatch(mem_id):
-            err("id", f"id {mem_id!r} must look like mem_YYYY_MM_DD_NNN")
+            err("id", f"id {mem_id!r} must look like mem_YYYY_MM_DD_NNN or mem_YYYY_MM_DD_xxxxxx "
+                       "(six of 0-9 and a-z without i, l, o, u)")
         values["id"] = str(mem_id)
 
     values["tags"] = _check_list(meta.get("tags"), "tags", err, required=True)

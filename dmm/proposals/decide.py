@@ -41,6 +41,26 @@ class Decision:
                 "changed_paths": self.changed_paths}
 
 
+def _merged(git: Git, commit: str, into: str) -> bool:
+    """Whether ``into`` contains ``commit`` already (approved meanwhile, here or elsewhere)."""
+    return git.run("merge-base", "--is-ancestor", commit, into, check=False).returncode == 0
+
+
+def audit_base(git: Git, local: str | None) -> str | None:
+    """The record a new one follows: this clone's last record, or a remote's line where it
+    contains this clone's (a fresh clone continues the team's line instead of starting a
+    second one that `dmm sync` would have to join)."""
+    from dmm.team.refs import audit_refs, is_ancestor
+
+    best = local
+    for ref, tip in sorted(audit_refs(git).items()):
+        if ref == AUDIT_REF or tip == best:
+            continue
+        if best is None or is_ancestor(git, best, tip):
+            best = tip
+    return best
+
+
 def not_open(git: Git, proposal_id: str) -> DmmError:
     """Why ``proposal_id`` is not open: decided already, or never made."""
     decided = decision_of(git, proposal_id)
@@ -67,7 +87,7 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
     pairs += [("Dmm-Issue", issue) for issue in issues or []]
 
     def build(old: str):
-        if git.rev_parse(PROPOSAL_PREFIX + proposal_id) != proposal.commit:
+        if git.rev_parse(proposal.ref) != proposal.commit or _merged(git, proposal.commit, old):
             raise not_open(git, proposal_id)
         verdict = judge(ws, conn, git, proposal, old)
         if verdict.undeclared:
@@ -96,11 +116,13 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
                 f"memory id {proposal.memory_id} of proposal {proposal_id} is already used by "
                 f"{taken}", hint=f"reject it (dmm review reject {proposal_id}) and propose the "
                                  "memory again: it gets a free id")
+        # this clone's branch goes with the landing; a remote's is removed by `dmm sync`
+        # once the approval is published there
         return tree, [old, proposal.commit], message, [
-            (PROPOSAL_PREFIX + proposal_id, None, proposal.commit)]
+            (proposal.ref, None, proposal.commit)] if proposal.remote is None else []
 
     def still_open() -> None:
-        if git.rev_parse(PROPOSAL_PREFIX + proposal_id) is None:
+        if git.rev_parse(proposal.ref) is None or _merged(git, proposal.commit, "HEAD"):
             raise not_open(git, proposal_id)
 
     from dmm.index.refresh import open_fresh
@@ -125,17 +147,18 @@ def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reas
             if proposal is None:
                 raise not_open(git, proposal_id)
             audit = git.rev_parse(AUDIT_REF)
+            base = audit_base(git, audit)
             pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
                      ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path),
                      ("Dmm-Memory", proposal.memory_id), ("Dmm-Reviewer", reviewer)]
             pairs += [("Dmm-Issue", issue) for issue in issues or []]
             message = commit_message(f"dmm: {decision} {proposal.type} {proposal.path} "
                                f"({proposal_id})", reason, pairs)
-            parents = ([audit] if audit else []) + [proposal.commit]
+            parents = ([base] if base else []) + [proposal.commit]
             record = git.commit_tree(git.empty_tree(), parents, message)
             updates = [(AUDIT_REF, record, audit)]
-            if decision != "deferred":
-                updates.append((PROPOSAL_PREFIX + proposal_id, None, proposal.commit))
+            if decision != "deferred" and proposal.remote is None:
+                updates.append((proposal.ref, None, proposal.commit))
             if git.update_refs(updates):
                 return Decision(proposal_id, decision, record, "dmm/audit")
         raise GitError(f"dmm/audit kept moving while recording {proposal_id}: try again")
@@ -154,6 +177,8 @@ def amend(ws: Workspace, proposal_id: str, new_text: str, summary: str, reviewer
                        [("Dmm-Proposal", proposal_id), ("Dmm-Fix", "auto"),
                         ("Dmm-Reviewer", reviewer)])
     tip = git.commit_tree(tree, [proposal.commit], message)
-    if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, tip, proposal.commit)]):
+    # a teammate's proposal (read from a remote) gets a branch here for the fixes
+    expected = proposal.commit if proposal.remote is None else None
+    if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, tip, expected)]):
         raise GitError(f"proposal {proposal_id} changed while fixing it: try again")
     return tip

@@ -18,20 +18,22 @@ RESOLUTION_TRAILERS = ("Dmm-Conflict", "Dmm-Resolution", "Dmm-Target", "Dmm-Crea
                        "Dmm-Reason", "Dmm-Resolved-By")
 
 
-PROPOSAL_ID = re.compile(r"prop_[0-9]{8}_[0-9]{6}_[0-9a-f]{4}", re.ASCII)
+# the time it was made and random hex: 4 digits from older dmm versions, 8 now (two clones
+# making 1,000 proposals in the same second share one with odds of about 1 in 10,000)
+PROPOSAL_ID = re.compile(r"prop_[0-9]{8}_[0-9]{6}_(?:[0-9a-f]{4}|[0-9a-f]{8})", re.ASCII)
 
 
 def check_proposal_id(proposal_id: str) -> str:
     """``proposal_id`` when it has the shape of a proposal id (it becomes part of a ref name)."""
     if not isinstance(proposal_id, str) or not PROPOSAL_ID.fullmatch(proposal_id):
         raise InvalidInputError(f"{proposal_id!r} is not a proposal id "
-                                "(prop_YYYYMMDD_HHMMSS_xxxx)", hint="`dmm review list` shows them")
+                                "(prop_YYYYMMDD_HHMMSS_xxxxxxxx)", hint="`dmm review list` shows them")
     return proposal_id
 
 
 def new_proposal_id(now: dt.datetime | None = None) -> str:
     now = now or dt.datetime.now(dt.timezone.utc)
-    return f"prop_{now:%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
+    return f"prop_{now:%Y%m%d_%H%M%S}_{secrets.token_hex(4)}"
 
 
 @dataclass
@@ -54,9 +56,12 @@ class Proposal:
     resolution: dict[str, str] = field(default_factory=dict)
     # every memory id the proposal commit names (Dmm-Memory, Dmm-Target, Dmm-Created)
     declared_ids: list[str] = field(default_factory=list)
+    # the ref it was read from: this clone's branch, or a remote's (refs/remotes/R/dmm/...)
+    ref: str = ""
+    remote: str | None = None  # the remote whose branch it was read from, None when local
 
     def to_dict(self) -> dict:
-        return {"proposal_id": self.proposal_id, "type": self.type, "path": self.path,
+        return {"remote": self.remote, "proposal_id": self.proposal_id, "type": self.type, "path": self.path,
                 "new_path": self.new_path, "memory_id": self.memory_id, "reason": self.reason,
                 "proposed_by": self.proposed_by, "proposed_at": self.proposed_at,
                 "status": self.status, "branch": PROPOSAL_PREFIX.removeprefix("refs/heads/")

@@ -66,6 +66,8 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
     conn, _ = open_fresh(ws)
     try:
         verdict = judge(ws, conn, git, proposal, head)
+        if verdict.undeclared:
+            _check_not_behind(git, proposal, head)
         if not verdict.ok:  # judged on what it changes: its content is not read further (a
             # 10 MB file once took 79 s to review)
             ctx = ReviewContext(proposal, None, "", None, conn, ws.config,
@@ -121,6 +123,20 @@ def _context(git: Git, proposal, conn, config: dict, head: str) -> tuple[str, Re
                                    id_used_by=id_taken(git, head, proposal, conn))
 
 
+def _check_not_behind(git: Git, proposal, head: str) -> None:
+    """A proposal made in a clone whose branch was ahead of this one brings those commits
+    along: that is this branch being behind, not the proposal changing undeclared files."""
+    from dmm.errors import InvalidInputError
+    from dmm.team.refs import behind_on
+
+    where = behind_on(git, proposal.base, head)
+    if where:
+        raise InvalidInputError(
+            f"proposal {proposal.proposal_id} was made from commits this branch does not have "
+            f"yet (they are on {where})",
+            hint="bring this branch up to date (git pull), then review it again")
+
+
 def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult:
     """Review a proposal and carry out the decision in git."""
     result = review(ws, proposal_id, force)
@@ -141,14 +157,14 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResul
     return result
 
 
-def process_pending(ws: Workspace, limit: int | None = None,
-                    force: bool = False) -> list[ReviewResult]:
+def process_pending(ws: Workspace, limit: int | None = None, force: bool = False,
+                    dry_run: bool = False):
     """`review process --all`: every pending proposal (deferred ones wait for a person),
-    oldest first, at most ``limit``."""
-    from dmm.proposals.queue import open_proposals
+    oldest first, at most ``limit``; a batch that never stops at one it cannot process
+    (see dmm.proposals.batch)."""
+    from dmm.proposals.batch import process_all
 
-    ids = [p.proposal_id for p in open_proposals(Git(ws.root)) if p.status == "pending"]
-    return [process(ws, pid, force) for pid in ids[:limit]]
+    return process_all(ws, limit, force, dry_run)
 
 
 def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",

@@ -1,0 +1,202 @@
+"""`dmm ci`: what a CI job checks, and how it reports to the forge.
+
+On a pull request (or merge request) that touches ``.dmm/``: every changed memory is read as
+the reviewer reads a proposal (schema, quality, duplicates, conflicts, baseline changes)
+against the store of the pull request, and any other changed file under ``.dmm/`` (BOOT.md,
+config.toml: what agents are told) is named for a person to read. On the main branch: a full
+conflict scan that reports every conflict nobody has decided.
+
+The findings are reported as GitHub Actions workflow commands (``::error file=...::...``, the
+documented format, with its escapes) plus a Markdown job summary, or as plain
+``path:line: severity: message`` lines elsewhere (GitLab and any other CI). Pure functions:
+the CLI prints what they return and writes the summary where the runner says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dmm.gitrepo import Git
+from dmm.proposals.model import MEMORY_ROOT, Proposal
+from dmm.workspace import Workspace
+
+
+@dataclass
+class Finding:
+    severity: str  # error | warning | notice
+    path: str  # from the repository root
+    title: str  # what found it: "dmm schema", "dmm conflict" ...
+    message: str
+    line: int = 1
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class CiReport:
+    mode: str  # pull_request | main
+    base: str | None = None
+    changed: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    conflicts: list[dict] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity == "error" for f in self.findings) or (
+            self.mode == "main" and bool(self.conflicts))
+
+    def to_dict(self) -> dict:
+        return {"mode": self.mode, "base": self.base, "changed": self.changed,
+                "findings": [f.to_dict() for f in self.findings],
+                "conflicts": self.conflicts, "failed": self.failed}
+
+
+def detect(env: dict) -> tuple[str, str | None]:
+    """(mode, base ref) from the CI's own variables: GitHub Actions and GitLab CI name the
+    target branch of a pull or merge request; anything else is a run on a branch."""
+    if env.get("GITHUB_EVENT_NAME", "").startswith("pull_request") and env.get("GITHUB_BASE_REF"):
+        return "pull_request", f"origin/{env['GITHUB_BASE_REF']}"
+    target = env.get("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
+    if target:
+        return "pull_request", f"origin/{target}"
+    return "main", None
+
+
+def check_change(ws: Workspace, base: str) -> CiReport:
+    """The reviewer's checks on every memory the work tree changes since ``base``."""
+    from dmm.conflicts import service
+    from dmm.errors import InvalidInputError
+    from dmm.index.refresh import open_fresh
+    from dmm.memory.parse import parse_memory
+    from dmm.proposals.checks import ReviewContext, all_checks
+
+    git = Git(ws.root)
+    if git.rev_parse(base) is None:
+        raise InvalidInputError(f"{base} is not a commit here",
+                                hint="fetch it first (actions/checkout: fetch-depth: 0)")
+    merge_base = git.out("merge-base", base, "HEAD")
+    report = CiReport("pull_request", base)
+    status = git.out("diff", "--name-status", "--no-renames", "-z", merge_base, "HEAD",
+                     "--", ".dmm/").split("\0")
+    changes = [(status[i], status[i + 1]) for i in range(0, len(status) - 1, 2)]
+    report.changed = [path for _, path in changes]
+    conn, _ = open_fresh(ws)
+    try:
+        ids = []
+        for kind, path in changes:
+            if not path.startswith(MEMORY_ROOT):
+                if not path.startswith(".dmm/index/"):
+                    report.findings.append(Finding(
+                        "warning", path, "dmm instructions",
+                        "changes what dmm or agents are told, outside the memories: a person "
+                        "should read this change"))
+                continue
+            if kind == "D":
+                report.findings.append(Finding("warning", path, "dmm deleted memory",
+                                               "deletes a memory file: dmm deprecates "
+                                               "memories instead, keeping their history"))
+                continue
+            rel = path[len(MEMORY_ROOT):]
+            old = git.show_blob(merge_base, path)
+            new_text = (git.show_blob("HEAD", path) or b"").decode("utf-8", "replace")
+            memory, problems = parse_memory(new_text, rel)
+            for problem in problems:
+                report.findings.append(Finding(problem.severity, path, "dmm schema",
+                                               f"{problem.field or 'content'}: "
+                                               f"{problem.message}"))
+            if memory is None:
+                continue
+            ids.append(memory.id)
+            proposal = Proposal(proposal_id="ci", type="create" if old is None else "update",
+                                path=rel, new_path=rel, memory_id=memory.id, reason="",
+                                proposed_by="", proposed_at="", commit="HEAD", base=merge_base)
+            others = [p for (p,) in conn.execute("SELECT path FROM memories WHERE id = ?",
+                                                 (memory.id,)) if p != rel]
+            ctx = ReviewContext(proposal, old.decode("utf-8", "replace") if old else None,
+                                new_text, memory, conn, ws.config, touched={rel: new_text},
+                                id_used_by=others[0] if others else None)
+            for check in all_checks():
+                if check.NAME in ("schema", "conflicts"):
+                    continue  # read above; conflicts below, against the whole store
+                for issue in check.run(ctx):
+                    if issue.severity != "info":
+                        report.findings.append(Finding(issue.severity, path,
+                                                       f"dmm {issue.category}", issue.message))
+        if ids:
+            for conflict in service.check(ws, conn, ids):
+                _conflict_findings(report, conflict, "warning", only=set(ids))
+    finally:
+        conn.close()
+    return report
+
+
+def check_main(ws: Workspace) -> CiReport:
+    """A full conflict scan; every conflict nobody decided is reported."""
+    from dmm.conflicts import service
+    from dmm.index.refresh import open_fresh
+
+    report = CiReport("main")
+    conn, _ = open_fresh(ws)
+    try:
+        service.run_scan(ws, conn, full=True)
+        found, _ = service.conflicts(ws, conn, None, status="unresolved")
+    finally:
+        conn.close()
+    for conflict in found:
+        _conflict_findings(report, conflict, "warning")
+    return report
+
+
+def _conflict_findings(report: CiReport, conflict, severity: str,
+                       only: set[str] | None = None) -> None:
+    report.conflicts.append(conflict.to_dict())
+    names = ", ".join(f"{m.title} ({m.path})" for m in conflict.memories)
+    for m in conflict.memories:
+        if only is None or m.memory_id in only:
+            report.findings.append(Finding(
+                severity, MEMORY_ROOT + m.path, "dmm conflict",
+                f"{conflict.type} ({conflict.confidence:.2f}): {conflict.description} "
+                f"[{names}] - see dmm conflicts show {conflict.conflict_id}"))
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_commands(report: CiReport) -> list[str]:
+    """One workflow command per finding, as GitHub documents them:
+    ``::error file={name},line={line},title={title}::{message}`` (``warning``, ``notice``)."""
+    out = []
+    for f in report.findings:
+        level = f.severity if f.severity in ("error", "warning", "notice") else "notice"
+        out.append(f"::{level} file={_escape_property(f.path)},line={f.line},"
+                   f"title={_escape_property(f.title)}::{_escape_data(f.message)}")
+    return out
+
+
+def plain_lines(report: CiReport) -> list[str]:
+    """``path:line: severity: [title] message``, the shape compilers use (GitLab, others)."""
+    return [f"{f.path}:{f.line}: {f.severity}: [{f.title}] {' '.join(f.message.split())}"
+            for f in report.findings]
+
+
+def summary(report: CiReport) -> str:
+    """The Markdown job summary."""
+    from dmm.render import render
+
+    rows = [(f.severity, _cell(f.path).replace("`", "'"), _cell(f.title), _cell(f.message))
+            for f in report.findings]
+    return render("ci_summary.md.j2", report=report, rows=rows)
+
+
+def _cell(text: str) -> str:
+    """Text for a Markdown table cell: on one line, no column break, no HTML (memory text is
+    an agent's and must not act on the page)."""
+    text = " ".join(text.split())
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|"))

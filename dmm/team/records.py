@@ -1,0 +1,129 @@
+"""The audit record of every clone, and how the records of clones that diverged meet.
+
+A close (reject, defer, withdraw) is an empty-tree commit on ``dmm/audit`` whose parents are
+the previous record and the proposal commit. Two clones that close proposals before they meet
+have two audit lines; ``dmm sync`` joins them with an empty-tree merge commit (whatever the
+order, never a conflict: every record is its own commit and no file is shared), and a plain
+``git merge`` of the two lines does the same. No record is ever rewritten or dropped.
+
+Records are read by walking the audit line itself, from this clone's ``dmm/audit`` and every
+remote's: a record's predecessor is its first parent (its second parent is the proposal it
+closed), a merge's parents are all audit lines. A commit with ``Dmm-Decision`` trailers found
+anywhere else (inside a proposal branch's own history, say) is never taken as a record: a
+branch cannot close another proposal by carrying a made-up record.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from dmm.gitrepo import Commit, Git, trailers
+from dmm.team import refs as team_refs
+
+_FMT = "%H%x1f%P%x1f%T%x1f%ct%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e"
+
+
+@dataclass(frozen=True)
+class Node:
+    commit: Commit
+    tree: str
+    time: int  # committer time, for merging histories newest first
+
+
+def walk(git: Git, *args: str) -> list[Node]:
+    """``git log`` of ``args`` as Nodes, in git's order."""
+    proc = git.run("log", f"--format={_FMT}", *args, check=False)
+    if proc.returncode != 0:
+        return []
+    out = []
+    for record in proc.stdout.split("\x1e"):
+        record = record.strip("\n")
+        if not record:
+            continue
+        sha, parents, tree, ct, author, email, date, message = record.split("\x1f", 7)
+        out.append(Node(Commit(sha, tuple(parents.split()), author, email, date,
+                               message.strip()), tree, int(ct or 0)))
+    return out
+
+
+def empty_tree(git: Git) -> str:
+    """The empty tree's id in this repository's hash (computed, nothing written)."""
+    return git.out("hash-object", "-t", "tree", "--stdin", input="")
+
+
+def is_record(commit: Commit) -> bool:
+    return "Dmm-Decision" in trailers(commit.message)
+
+
+def chain(nodes: dict[str, Node], tips: list[str], empty: str) -> list[Node]:
+    """The records on the audit lines ending at ``tips`` (see the module's docstring)."""
+    seen: set[str] = set()
+    out = []
+    stack = list(tips)
+    while stack:
+        sha = stack.pop()
+        node = nodes.get(sha)
+        if node is None or sha in seen:
+            continue
+        seen.add(sha)
+        if node.tree != empty:
+            continue  # not an audit commit: the line ends here
+        parents = node.commit.parents
+        if is_record(node.commit):
+            out.append(node)
+            if len(parents) >= 2:
+                stack.append(parents[0])  # the previous record; the last parent is the proposal
+        elif len(parents) >= 2:
+            stack.extend(parents)  # a merge of audit lines
+    return out
+
+
+@dataclass
+class History:
+    """What dmm's record holds, read across clones: ``main`` (commits with dmm trailers in the
+    history of HEAD and its upstream: approvals, resolutions, merged proposals), ``records``
+    (closes on the audit lines) and ``proposals`` (proposal commits elsewhere: open ones, and
+    the closed ones the records keep reachable)."""
+
+    main: list[Node]
+    records: list[Node]
+    proposals: list[Node]
+
+    def events(self) -> list[Node]:
+        """Every trusted commit of the record, newest first."""
+        side = sorted(self.records + self.proposals, key=lambda n: -n.time)
+        return list(heapq.merge(self.main, side, key=lambda n: -n.time))
+
+
+def read(git: Git) -> History:
+    main_revs = team_refs.main_revs(git)
+    main = walk(git, *main_revs, "--grep=^Dmm-", "--date-order") if main_revs else []
+    audits = list(team_refs.audit_refs(git).values())
+    tips = audits + [r.tip if hasattr(r, "tip") else r[1]
+                     for r in team_refs.all_proposal_refs(git)]
+    if not tips:
+        return History(main, [], [])
+    exclude = ["--not", *main_revs] if main_revs else []
+    side = walk(git, *dict.fromkeys(tips), *exclude, "--date-order")
+    nodes = {n.commit.sha: n for n in side}
+    records = chain(nodes, audits, empty_tree(git)) if audits else []
+    proposals = []
+    for node in side:
+        t = trailers(node.commit.message)
+        if "Dmm-Proposal" in t and "Dmm-Decision" not in t and (
+                "Dmm-Type" in t or "Dmm-Fix" in t):
+            proposals.append(node)
+    return History(main, records, proposals)
+
+
+def records(git: Git) -> list[Commit]:
+    """The audit records of every clone this one knows, newest first."""
+    audits = list(team_refs.audit_refs(git).values())
+    if not audits:
+        return []
+    main_revs = team_refs.main_revs(git)
+    exclude = ["--not", *main_revs] if main_revs else []
+    nodes = {n.commit.sha: n for n in walk(git, *dict.fromkeys(audits), *exclude)}
+    found = chain(nodes, audits, empty_tree(git))
+    return [n.commit for n in sorted(found, key=lambda n: -n.time)]

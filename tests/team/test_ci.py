@@ -1,0 +1,193 @@
+"""CI on a forge, simulated with git: the generated GitHub Actions workflow's commands run in a
+clone checked out as Actions checks out a pull request, with the variables Actions sets; the
+annotations follow GitHub's documented workflow-command format."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from dmm import ci
+from tests.conftest import git, memory_text
+from tests.team.conftest import memory
+
+# https://docs.github.com/actions/reference/workflow-commands-for-github-actions
+# ::{error|warning|notice} file={name},line={line},title={title}::{message}, where a property
+# escapes % \r \n : , and the message escapes % \r \n
+COMMAND = re.compile(r"^::(error|warning|notice) file=([^,:\r\n]+),line=(\d+),"
+                     r"title=([^,:\r\n]*)::([^\r\n]*)$")
+
+
+def _pull_request(team, branch: str, number: int = 7) -> Path:
+    """A clone checked out as actions/checkout (fetch-depth: 0) checks out a pull request: the
+    detached merge of the branch into the base, every branch as origin/*."""
+    runner = team.base / f"runner-{number}"
+    git(team.base, "clone", "-q", str(team.origin), str(runner))
+    git(runner, "checkout", "-q", "--detach", "origin/main")
+    git(runner, "-c", "user.name=GitHub", "-c", "user.email=noreply@github.com", "merge", "-q",
+        "--no-ff", f"origin/{branch}", "-m", f"Merge {branch} into main")
+    return runner
+
+
+def _actions_env(runner: Path, branch: str, tmp: Path, number: int = 7) -> dict:
+    summary = tmp / f"summary-{number}.md"
+    summary.write_text("")
+    return {"CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_BASE_REF": "main", "GITHUB_HEAD_REF": branch,
+            "GITHUB_REF": f"refs/pull/{number}/merge", "GITHUB_WORKSPACE": str(runner),
+            "GITHUB_SHA": git(runner, "rev-parse", "HEAD").strip(),
+            "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_REPOSITORY": "team/app"}
+
+
+def _workflow_commands(team) -> list[str]:
+    """The `run` steps of the generated workflow, without the install step (dmm is installed
+    here already)."""
+    team.lead.dmm("ci", "setup")
+    workflow = yaml.safe_load((team.lead.root / ".github/workflows/dmm.yml").read_text())
+    assert workflow[True]["pull_request"]["paths"] == [".dmm/**"]  # `on:` reads as True
+    steps = workflow["jobs"]["memory"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@")
+    assert steps[0]["with"]["fetch-depth"] == 0
+    runs = [s["run"] for s in steps if "run" in s]
+    assert runs[0].startswith("python -m pip install ")
+    return runs[1:]
+
+
+def _run_steps(commands: list[str], cwd: Path, env: dict) -> list[subprocess.CompletedProcess]:
+    bindir = Path(sys.executable).parent  # where this dmm is installed, first on PATH
+    full = {**os.environ, **env, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    full.pop("DMM_DEBUG", None)
+    return [subprocess.run(command, shell=True, cwd=cwd, env=full, capture_output=True,
+                           text=True) for command in commands]
+
+
+def test_the_generated_workflow_annotates_a_pull_request(team, tmp_path):
+    lead = team.lead
+    lead.git("add", "-A")
+    commands = _workflow_commands(team)
+    # a teammate's hand-made pull request: one memory with a bad priority, one near copy
+    lead.git("checkout", "-q", "-b", "feature/memories")
+    lead_mem = lead.root / ".dmm" / "memory" / "project"
+    lead_mem.mkdir(parents=True, exist_ok=True)
+    (lead_mem / "bad.md").write_text(memory_text("mem_2026_01_01_001", "Cache keys",
+                                                 priority=5, tags="[cache]"))
+    (lead_mem / "percent.md").write_text(memory_text(
+        "mem_2026_01_01_002", "Sampling is 100% of requests, always",
+        "Trace sampling is 100%, because: every request matters, and it is cheap.",
+        tags="[tracing]"))
+    lead.git("add", "-A")
+    lead.git("commit", "-qm", "memories")
+    lead.git("push", "-q", "origin", "feature/memories")
+    runner = _pull_request(team, "feature/memories")
+    env = _actions_env(runner, "feature/memories", tmp_path)
+    [step] = _run_steps(commands, runner, env)
+    assert step.returncode == 1, step.stderr  # an error needs a person
+    lines = step.stdout.splitlines()
+    assert lines and all(COMMAND.match(line) for line in lines), lines
+    errors = [COMMAND.match(line).groups() for line in lines if line.startswith("::error")]
+    assert any(g[1] == ".dmm/memory/project/bad.md" and "priority" in g[4] for g in errors)
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert summary.startswith("## dmm: memory changes")
+    assert "| error | `.dmm/memory/project/bad.md` | dmm schema |" in summary
+    assert "A person needs to look" in summary
+
+
+def test_a_clean_proposal_passes_and_main_reports_undecided_conflicts(team, tmp_path):
+    commands = _workflow_commands(team)
+    agent = team.clone("agent")
+    pid = agent.propose("project/queue.md", "Jobs run on the queue worker")
+    agent.sync()
+    runner = _pull_request(team, f"dmm/proposals/{pid}")
+    env = _actions_env(runner, f"dmm/proposals/{pid}", tmp_path)
+    [step] = _run_steps(commands, runner, env)
+    assert step.returncode == 0, (step.stdout, step.stderr)
+    assert not [line for line in step.stdout.splitlines() if line.startswith("::error")]
+    # on main (a push): two memories that contradict each other
+    lead = team.lead
+    lead.git("pull", "-q")
+    (lead.root / ".dmm/memory/project").mkdir(parents=True, exist_ok=True)
+    (lead.root / ".dmm/memory/project/a.md").write_text(memory_text(
+        "mem_2026_01_01_001", "Upload size ceiling on the gateway",
+        "The upload ceiling of the gateway is 8 MB for every request body.", tags="[uploads]"))
+    (lead.root / ".dmm/memory/project/b.md").write_text(memory_text(
+        "mem_2026_01_02_001", "Upload size ceiling of the gateway",
+        "The upload ceiling of the gateway is 50 MB for every request body.", tags="[uploads]"))
+    lead.git("add", "-A")
+    lead.git("commit", "-qm", "two ceilings")
+    push_env = {k: v for k, v in env.items() if k not in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF")}
+    push_env.update(GITHUB_EVENT_NAME="push", GITHUB_REF="refs/heads/main")
+    [step] = _run_steps(commands, lead.root, push_env)
+    assert step.returncode == 1
+    warned = {COMMAND.match(line).group(2) for line in step.stdout.splitlines()}
+    assert warned == {".dmm/memory/project/a.md", ".dmm/memory/project/b.md"}
+    assert "conflict scan" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+
+
+def test_gitlab_gets_plain_lines_and_the_template_runs_the_same_check(team, tmp_path):
+    team.lead.dmm("ci", "setup")
+    template = yaml.safe_load((team.lead.root / ".gitlab/dmm.gitlab-ci.yml").read_text())
+    script = template["dmm-memory"]["script"]
+    assert script[-1] == "dmm ci check" and template["dmm-memory"]["variables"]["GIT_DEPTH"] == "0"
+    agent = team.clone("agent")
+    (agent.root / ".dmm/memory/project").mkdir(parents=True, exist_ok=True)
+    (agent.root / ".dmm/memory/project/bad.md").write_text(memory("Cache keys").replace(
+        "priority: 0.5", "priority: high"))
+    agent.git("checkout", "-q", "-b", "mr")
+    agent.git("add", "-A")
+    agent.git("commit", "-qm", "bad")
+    env = {"CI": "true", "GITLAB_CI": "true", "CI_PIPELINE_SOURCE": "merge_request_event",
+           "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main"}
+    steps = _run_steps(script[1:], agent.root, env)
+    assert steps[-1].returncode == 1
+    assert re.search(r"^\.dmm/memory/project/bad\.md:1: error: \[dmm schema\] .*priority",
+                     steps[-1].stdout, re.M), steps[-1].stdout
+    assert "::" not in steps[-1].stdout
+
+
+def test_workflow_commands_escape_what_github_would_misread():
+    report = ci.CiReport("pull_request", findings=[ci.Finding(
+        "error", ".dmm/memory/a,b:c.md", "dmm: schema", "100% wrong\nsecond line\r")])
+    [line] = ci.github_commands(report)
+    assert line == ("::error file=.dmm/memory/a%2Cb%3Ac.md,line=1,title=dmm%3A schema::"
+                    "100%25 wrong%0Asecond line%0D")
+    assert COMMAND.match(line)
+    table = ci.summary(report)
+    assert "<" not in ci.summary(ci.CiReport("main", findings=[ci.Finding(
+        "warning", "x.md", "t", "<script>alert(1)</script> | pipe")])).split("| --- |")[-1]
+    assert "100% wrong second line" in table
+
+
+def test_the_pre_commit_hook_entry_refuses_an_invalid_memory(team):
+    """dmm's .pre-commit-hooks.yaml entry, run the way the pre-commit framework runs it (its
+    entry, no file names, for commits touching its files) from a real git pre-commit hook."""
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml")
+                           .read_text())
+    entry = next(h for h in hooks if h["id"] == "dmm-validate")
+    assert entry["pass_filenames"] is False and entry["language"] == "python"
+    files = re.compile(entry["files"])
+    lead = team.lead
+    bindir = Path(sys.executable).parent
+    hook = lead.root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\n"
+                    "git diff --cached --name-only | grep -qE '" + entry["files"] + "' || exit 0\n"
+                    f'PATH="{bindir}:$PATH" exec {entry["entry"]}\n')
+    hook.chmod(0o755)
+    (lead.root / ".dmm/memory/project").mkdir(parents=True, exist_ok=True)
+    bad = lead.root / ".dmm/memory/project/bad.md"
+    bad.write_text(memory("Cache keys").replace("priority: 0.5", "priority: 7"))
+    assert files.search(".dmm/memory/project/bad.md")
+    lead.git("add", "-A")
+    proc = subprocess.run(["git", "commit", "-qm", "bad memory"], cwd=lead.root,
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "priority" in proc.stdout + proc.stderr
+    bad.write_text(memory_text("mem_2026_01_01_001", "Cache keys include the tenant",
+                               tags="[cache]"))
+    lead.git("add", "-A")
+    proc = subprocess.run(["git", "commit", "-qm", "good memory"], cwd=lead.root,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
