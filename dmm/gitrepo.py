@@ -148,6 +148,8 @@ class Commit:
     email: str
     date: str  # ISO 8601
     message: str
+    tree: str = ""  # filled by Git.commits(..., detailed=True)
+    time: int = 0  # committer time (seconds), likewise
 
     @property
     def subject(self) -> str:
@@ -290,9 +292,11 @@ class Git:
         lines = self.out("for-each-ref", "--format=%(refname) %(objectname)", prefix)
         return dict(line.split(" ", 1) for line in lines.splitlines() if line)
 
-    def commits(self, *args: str) -> list[Commit]:
-        """Parse ``git log`` output for ``args`` (revisions, options, -- paths)."""
-        fmt = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e"
+    def commits(self, *args: str, detailed: bool = False) -> list[Commit]:
+        """Parse ``git log`` output for ``args`` (revisions, options, -- paths); ``detailed``
+        also reads each commit's tree and committer time."""
+        fmt = "%H%x1f%P%x1f%T%x1f%ct%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e" if detailed else \
+            "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e"
         proc = self.run("log", f"--format={fmt}", *args, check=False)
         if proc.returncode != 0:
             return []
@@ -301,8 +305,11 @@ class Git:
             record = record.strip("\n")
             if not record:
                 continue
-            sha, parents, author, email, date, message = record.split("\x1f", 5)
-            out.append(Commit(sha, tuple(parents.split()), author, email, date, message.strip()))
+            fields = record.split("\x1f", 7 if detailed else 5)
+            sha, parents = fields[0], tuple(fields[1].split())
+            tree, time = (fields[2], int(fields[3] or 0)) if detailed else ("", 0)
+            author, email, date, message = fields[-4:]
+            out.append(Commit(sha, parents, author, email, date, message.strip(), tree, time))
         return out
 
     def commits_with_trailer(self, rev: str, key: str, value: str, *args: str,

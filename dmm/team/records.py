@@ -21,30 +21,24 @@ from dataclasses import dataclass
 from dmm.gitrepo import Commit, Git, trailers
 from dmm.team import refs as team_refs
 
-_FMT = "%H%x1f%P%x1f%T%x1f%ct%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e"
 
 
 @dataclass(frozen=True)
 class Node:
     commit: Commit
-    tree: str
-    time: int  # committer time, for merging histories newest first
+
+    @property
+    def tree(self) -> str:
+        return self.commit.tree
+
+    @property
+    def time(self) -> int:  # committer time, for merging histories newest first
+        return self.commit.time
 
 
 def walk(git: Git, *args: str) -> list[Node]:
     """``git log`` of ``args`` as Nodes, in git's order."""
-    proc = git.run("log", f"--format={_FMT}", *args, check=False)
-    if proc.returncode != 0:
-        return []
-    out = []
-    for record in proc.stdout.split("\x1e"):
-        record = record.strip("\n")
-        if not record:
-            continue
-        sha, parents, tree, ct, author, email, date, message = record.split("\x1f", 7)
-        out.append(Node(Commit(sha, tuple(parents.split()), author, email, date,
-                               message.strip()), tree, int(ct or 0)))
-    return out
+    return [Node(c) for c in git.commits(*args, detailed=True)]
 
 
 def empty_tree(git: Git) -> str:
