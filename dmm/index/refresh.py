@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from dmm import store
-from dmm.index import db
+from dmm.index import db, watch
 from dmm.memory import Memory, Problem
 from dmm.workspace import Workspace
 
@@ -131,10 +131,31 @@ def _scan_state(ws: Workspace) -> dict | None:
 
 def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None = None,
             ) -> RefreshReport:
-    disk = store.scan(ws.memory_dir)
     # settings that change what a file reads as are part of the freshness key
     max_bytes = int(ws.config["store"]["max_file_bytes"])
     settings = f"max_file_bytes={max_bytes}"
+    watching = watch.for_dir(ws.memory_dir)  # None but in a long-lived process
+    if watching is None:
+        return _refresh(conn, ws, store.scan(ws.memory_dir), settings, progress)
+    with watching.lock:
+        disk = watching.disk()  # no walk when no file changed since the last check
+        if watching.fresh(disk, _token(conn)):
+            return RefreshReport(files=len(disk), read=0, removed=0)
+        report = _refresh(conn, ws, disk, settings, progress)
+        watching.seen(disk, _token(conn))
+        return report
+
+
+def _token(conn: sqlite3.Connection) -> tuple:
+    """What changes whenever any process changes what the cache holds (a refresh that read or
+    removed a file, a rebuild, other settings)."""
+    return tuple(sorted(conn.execute(
+        "SELECT key, value FROM meta WHERE key IN ('generation', 'indexed_with')")))
+
+
+def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.FileStat],
+             settings: str, progress: Progress | None) -> RefreshReport:
+    max_bytes = int(ws.config["store"]["max_file_bytes"])
     if _known_files(conn) == disk and _indexed_with(conn) == settings:
         return RefreshReport(files=len(disk), read=0, removed=0)
     with db.write_lock(ws.index_dir):
