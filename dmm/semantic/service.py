@@ -39,8 +39,10 @@ def enable() -> None:
     instead of walking it on every request (dmm/index/watch.py)."""
     global _enabled
     from dmm.index import watch
+    from dmm.query import resident
 
     watch.enable()
+    resident.enable()
     _enabled = True
 
 
