@@ -30,7 +30,8 @@ import numpy as np
 from dmm.index.refresh import K1, _token
 from dmm.query.rank import CONFIDENCE_FACTOR, Ranked, query_variants
 
-REBASE_SHARE = 0.02  # more changed memories than this share (or 200): reload postings anew
+REBASE_SHARE = 0.02  # more changed memories than this share of the store (and REBASE_MIN):
+REBASE_MIN = 200  # the postings are read anew rather than patched
 MAX_FILTERS = 32
 
 _enabled = False
@@ -73,7 +74,7 @@ class _Resident:
             digests = {row[0]: row[1] for row in rows}
             changed = self.changed | {d for d, g in digests.items() if self.ref.get(d) != g} \
                 | (self.ref.keys() - digests.keys())
-            if not self.ref or len(changed) > max(200, REBASE_SHARE * len(rows)):
+            if not self.ref or len(changed) > max(REBASE_MIN, REBASE_SHARE * len(rows)):
                 self.ref, self.changed, self.terms = digests, set(), {}
                 self.ref_id += 1
             else:
