@@ -78,6 +78,18 @@ def _where_advice(ws, agent: str) -> None:
     message("  Teammates who install dmm on their PATH need none of this.")
 
 
+def _deadline() -> float:
+    """The hook's deadline in seconds (DMM_HOOK_DEADLINE_MS; 0: none)."""
+    import os
+
+    from dmm.agents.hook import DEADLINE_S
+
+    try:
+        return float(os.environ.get("DMM_HOOK_DEADLINE_MS", "")) / 1000
+    except ValueError:
+        return DEADLINE_S
+
+
 def _watchdog():
     """The hook's own deadline: whatever it waits on, after 0.9 s (DMM_HOOK_DEADLINE_MS
     changes it; 0 turns it off) it prints one line saying so and exits 0, so the prompt goes
@@ -86,13 +98,8 @@ def _watchdog():
     import os
     import threading
 
-    from dmm.agents.hook import DEADLINE_S
-
     printing = threading.Lock()
-    try:
-        seconds = float(os.environ.get("DMM_HOOK_DEADLINE_MS", "")) / 1000
-    except ValueError:
-        seconds = DEADLINE_S
+    seconds = _deadline()
     if seconds <= 0:
         return printing
 
@@ -135,11 +142,13 @@ def hook_cmd(ctx, event) -> int:
         ws = workspace(ctx)
         from dmm.semantic.client import via_background
 
-        # an agent waits for this, and the watchdog gives it DEADLINE_S: a process that is
-        # not running yet is started for the next prompt and this one is answered by words;
-        # one that is slow to answer is passed by with time left to answer by words
-        answer, _note = via_background(ws, {"op": "hook", "event": event, "payload": payload,
-                                            "wait": 0.2}, start_wait=0.0, answer_wait=0.4)
+        # an agent waits for this, and the watchdog gives it the deadline (0.9 s): a process
+        # that is not running yet is started for the next prompt and this one is answered by
+        # words; one that is slow to answer is passed by with time left to answer by words
+        seconds = _deadline() or 60.0
+        answer, _note = via_background(
+            ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
+            start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)
         text = answer["out"] if answer is not None else context_for(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

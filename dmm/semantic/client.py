@@ -27,13 +27,17 @@ MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 def build_id() -> str:
     """What must match between a client and the process it asks: dmm's version and the
-    installed files (a reinstall or an upgrade rewrites them)."""
+    content of the files that speak between them (an upgrade or a reinstall changes them; two
+    copies of one build, such as a source tree and its installed wheel, agree)."""
+    import hashlib
+
     import dmm
 
     here = Path(__file__).resolve()
-    stamps = [os.stat(p).st_mtime_ns for p in (Path(dmm.__file__), here,
-                                                here.with_name("daemon.py"))]
-    return f"{dmm.__version__}:{':'.join(map(str, stamps))}:{os.environ.get('DMM_BUILD_TAG', '')}"
+    digest = hashlib.sha1()
+    for path in (Path(dmm.__file__), here, here.with_name("daemon.py")):
+        digest.update(path.read_bytes())
+    return f"{dmm.__version__}:{digest.hexdigest()[:16]}:{os.environ.get('DMM_BUILD_TAG', '')}"
 
 
 class Unavailable(Exception):
