@@ -75,3 +75,34 @@ def byte_compile() -> None:
     import dmm
 
     compileall.compile_dir(Path(dmm.__file__).parent, quiet=1)
+
+
+def add_baseline_option(ap) -> None:
+    ap.add_argument("--baseline", metavar="PYTHON",
+                    help="the python of another install of dmm (e.g. a venv with main "
+                         "installed): measured on the same stores, alternating with this one "
+                         "(rows 'before' and 'after')")
+
+
+def installs(baseline: str | None) -> list[tuple[str, str]]:
+    """(label, python) of each install measured: this one, and the baseline first if given."""
+    here = ("after" if baseline else "", sys.executable)
+    return [("before", baseline), here] if baseline else [here]
+
+
+def dmm_of(python: str) -> list[str]:
+    """The console script of the install whose interpreter is ``python``."""
+    return [str(Path(python).parent / "dmm")]
+
+
+def byte_compile_install(python: str) -> None:
+    """byte_compile() for another install (its own interpreter compiles its own package)."""
+    subprocess.run([python, "-c", "import compileall, os, dmm; "
+                    "compileall.compile_dir(os.path.dirname(dmm.__file__), quiet=1)"],
+                   check=True, cwd=tempfile.gettempdir())
+
+
+def load() -> str:
+    """The load averages, to print beside the figures (other work on this machine)."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} (1 / 5 / 15 min)"
