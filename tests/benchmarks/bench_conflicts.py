@@ -1,6 +1,8 @@
 """Benchmark conflict detection as whole processes on synthetic stores (run on demand).
 
     python tests/benchmarks/bench_conflicts.py --sizes 100,1000,10000 [--runs 5]
+    python tests/benchmarks/bench_conflicts.py --list-only --sizes 10000 --runs 20 \
+        [--baseline /path/to/main/.venv/bin/python]
 
 Reports medians of: `dmm conflicts scan --full`; the incremental scan after a commit that
 changes one memory (`dmm conflicts scan`, what the post-commit hook runs); `dmm conflicts
@@ -20,7 +22,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DMM, byte_compile, make_repo, timed  # noqa: E402
+from common import (DMM, READS_HEADER, add_baseline_option, byte_compile,  # noqa: E402
+                    byte_compile_install, compare_reads, load, make_repo, print_reads,
+                    stop_daemon, synthetic_vectors, timed)
 
 
 def bench(size: int, runs: int) -> dict:
@@ -59,12 +63,45 @@ def bench(size: int, runs: int) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def bench_list(size: int, runs: int, baseline: str | None, rounds: int) -> list[dict]:
+    """`dmm conflicts list` per install, without and with the background process."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"dmm_bench_cfl_{size}_"))
+    try:
+        make_repo(tmp, size)
+        subprocess.run([*DMM, "reindex"], cwd=tmp, check=True, capture_output=True)
+        subprocess.run([*DMM, "conflicts", "scan", "--full"], cwd=tmp, check=True,
+                       capture_output=True)
+        synthetic_vectors(tmp)
+        time.sleep(2.1)
+        return compare_reads(tmp, {"conflicts list": ["conflicts", "list"]}, baseline, runs,
+                             rounds)
+    finally:
+        stop_daemon(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--list-only", action="store_true",
+                    help="only `dmm conflicts list`, per install (--baseline), without and "
+                         "with a background process")
+    ap.add_argument("--rounds", type=int, default=2)
+    add_baseline_option(ap)
     args = ap.parse_args()
+    if args.list_only:
+        if args.baseline:
+            byte_compile_install(args.baseline)
+        print(f"started: {load()}", flush=True)
+        results = [(int(s), bench_list(int(s), args.runs, args.baseline, args.rounds))
+                   for s in args.sizes.split(",")]
+        print(f"finished: {load()}")
+        print(READS_HEADER)
+        for size, rows in results:
+            print_reads(size, rows)
+        return
     rows = [bench(int(s), args.runs) for s in args.sizes.split(",")]
     ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
     print("| memories | full scan | incremental scan (1 changed) | conflicts list "

@@ -38,7 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from common import (DMM, add_baseline_option, byte_compile,  # noqa: E402
-                    byte_compile_install, dmm_of, installs, load, make_repo)
+                    byte_compile_install, daemon_pid, dmm_of, installs, load, make_repo,
+                    stop_daemon, synthetic_vectors)
 
 QUERIES = ["how do we retry failed payment jobs", "which timeout applies to outbound requests",
            "may I deploy on friday", "where do secrets for the api live",
@@ -66,68 +67,13 @@ def run(cmd, cwd, env=None, stdin=None) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def daemon_pid(root: Path) -> int:
-    """The background process serving ``root``, whichever install started it (asking it over
-    the socket would stop one of another build)."""
-    want = ["-m", "dmm.semantic.daemon", str(root)]
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                args = (entry / "cmdline").read_bytes().decode().split("\0")
-            except OSError:
-                continue
-            if any(args[i:i + 3] == want for i in range(len(args))):
-                return int(entry.name)
-    raise SystemExit(f"no background process serves {root}")
-
-
 def daemon_cpu(root: Path) -> float:
     fields = Path(f"/proc/{daemon_pid(root)}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def stop(root: Path) -> None:
-    """Stop the background process of ``root``, whichever install started it."""
-    import signal
-
-    try:
-        pid = daemon_pid(root)
-    except SystemExit:
-        return
-    os.kill(pid, signal.SIGTERM)
-    for _ in range(200):
-        if not Path(f"/proc/{pid}").exists():
-            return
-        time.sleep(0.05)
-
-
 def medians(samples: list[tuple[float, float]]) -> tuple[float, float]:
     return (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
-
-
-def synthetic_vectors(root: Path) -> None:
-    """Random unit vectors for every memory, stored as the index would store them."""
-    import numpy as np
-
-    from dmm.index.refresh import open_fresh
-    from dmm.semantic import chunks, model, vectors
-    from dmm.workspace import Workspace
-
-    ws = Workspace(root)
-    conn, _ = open_fresh(ws)
-    rng = np.random.default_rng(7)
-    rows = []
-    for title, body in conn.execute("SELECT m.title, b.body FROM memories m JOIN bodies b "
-                                    "ON b.doc = m.doc"):
-        n = len(chunks.passages(title, body))
-        v = rng.standard_normal((n, model.DIMENSION)).astype(np.float32)
-        v /= np.linalg.norm(v, axis=1, keepdims=True)
-        rows.append((chunks.text_key(model.MODEL_ID, title, body), n,
-                     v.astype(np.float16).tobytes()))
-    store = vectors.connect(ws.index_dir)
-    vectors.store(store, rows)
-    store.close()
-    conn.close()
 
 
 def in_process(root: Path, runs: int, semantic: bool, python: str = sys.executable,
@@ -192,7 +138,7 @@ def measure(root: Path, python: str, runs: int) -> dict:
     off = {"DMM_SEMANTIC": "off"}
     hook_input = json.dumps({"prompt": QUERIES[0]})
     r: dict = {}
-    stop(root)
+    stop_daemon(root)
     r["before_query"] = [run([*dmm, "query", QUERIES[i % 5]], root, off) for i in range(runs)]
     r["before_hook"] = [run([*dmm, "agent", "hook", "user-prompt-submit"], root, off,
                             hook_input) for _ in range(runs)]
@@ -204,7 +150,7 @@ def measure(root: Path, python: str, runs: int) -> dict:
     r["after_hook"] = [run([*dmm, "agent", "hook", "user-prompt-submit"], root, None,
                            hook_input) for _ in range(runs)]
     r["after_warm"], r["after_warm_new"] = zip(in_process(root, runs, True, python))
-    stop(root)
+    stop_daemon(root)
     return r
 
 
@@ -240,7 +186,7 @@ def bench(size: int, runs: int, embed: bool, baseline: str | None, rounds: int) 
             rows[-1]["reembed_one"] = reembed_one(tmp, files)
         return rows
     finally:
-        stop(tmp)
+        stop_daemon(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
