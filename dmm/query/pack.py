@@ -106,9 +106,7 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     ``semantic`` index (dmm/semantic/index.py), ranked by words and meaning fused; with the
     ``resident`` state of a long-lived process (query/resident.py), ranked from memory."""
     today = opts.today.isoformat()
-    baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in read.memories(
-        conn, "WHERE scope = 'baseline' AND status = 'active' AND confidence != 'deprecated'"
-              " AND (expires IS NULL OR expires >= ?)", (today,))]
+    baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in _baseline(conn, today, resident)]
     baseline.sort(key=lambda e: (-e.memory.priority, e.memory.path))
     if resident is not None:
         if resident.warnings is None:
@@ -169,6 +167,20 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
                 excluded=excluded, excluded_total=excluded_total, candidates=len(ranked),
                 warnings=warnings, conflicts=found,
                 ranking="words+meaning" if semantic is not None else "words")
+
+
+def _baseline(conn: sqlite3.Connection, today: str, resident) -> list[Memory]:
+    """The baseline memories in force ``today`` (read once per cache state by a long-lived
+    process: ``resident``)."""
+    held = resident.baseline if resident is not None else None
+    if held is not None and held[0] == today:
+        return held[1]
+    found = read.memories(conn, "WHERE scope = 'baseline' AND status = 'active' AND "
+                                "confidence != 'deprecated' AND (expires IS NULL OR expires >= ?)",
+                          (today,))
+    if resident is not None:
+        resident.baseline = (today, found)
+    return found
 
 
 def _ranking(conn: sqlite3.Connection, task: str, where: str, params: list, cfg: dict,

@@ -5,9 +5,10 @@ word with the task: at 50,000 memories that is hundreds of thousands of rows per
 ms), then as many Python rows, when the pack keeps a handful. A process that lives long (the
 background process, `dmm serve`, `dmm mcp`; ``enable``) keeps instead, per store:
 
-- the postings of each term it was asked about (numpy arrays, loaded from the cache on first
-  use), which stay valid across refreshes for every memory that did not change since they were
-  loaded (compared by the cache's per-memory digest);
+- the postings of every term (numpy arrays: read from the cache in a background thread once,
+  about 60 MB and a few seconds of one core at 50,000 memories; until then a term is read on
+  its first use), which stay valid across refreshes for every memory that did not change since
+  they were read (compared by the cache's per-memory digest);
 - per state of the cache (``State``, one per refresh token): each memory's priority factor,
   tokens and path order, the postings of the memories changed since (few), and the candidate
   filters already asked for.
@@ -44,14 +45,19 @@ def enable() -> None:
     _enabled = True
 
 
-def state(key, conn: sqlite3.Connection) -> State | None:
+def state(key, conn: sqlite3.Connection, connect=None) -> State | None:
     """The in-memory state of the cache ``conn`` reads (in its read transaction), or None in a
-    short-lived process. ``key`` names the store (its index folder)."""
+    short-lived process. ``key`` names the store (its index folder). With ``connect`` (a
+    function opening a new connection to that cache), a new state whose postings were read
+    anew starts reading all of them in a background thread."""
     if not _enabled:
         return None
     with _lock:
         resident = _stores.setdefault(key, _Resident())
-    return resident.state(conn)
+    st = resident.state(conn)
+    if connect is not None and resident.preloaded_ref != st.ref_id:
+        resident.start_preload(connect, st)
+    return st
 
 
 class _Resident:
@@ -63,6 +69,22 @@ class _Resident:
         self.epoch = 0
         self.terms: dict[str, tuple] = {}  # term -> (docs, weights, epoch read at)
         self.current: State | None = None
+        self.preloading: threading.Thread | None = None
+        self.preloaded_ref = 0  # the ``ref_id`` whose postings were all read
+
+    def start_preload(self, connect, st: State) -> None:
+        with self.lock:
+            if self.preloading is not None and self.preloading.is_alive():
+                return
+            self.preloading = threading.Thread(target=self._preload, args=(connect, st),
+                                               daemon=True, name="dmm-postings")
+            self.preloading.start()
+
+    def _preload(self, connect, st: State) -> None:
+        try:
+            self.preload(connect, st)
+        except (sqlite3.Error, OSError):
+            pass  # a query loads what it needs meanwhile; the next new state tries again
 
     def state(self, conn: sqlite3.Connection) -> State:
         token = _token(conn)
@@ -82,6 +104,48 @@ class _Resident:
             self.epoch += 1
             self.current = State(self, token, rows, conn)
             return self.current
+
+    def preload(self, connect, st: State) -> int:
+        """Read the postings of every term, as of state ``st`` (run in a background thread
+        with its own connection from ``connect()``): afterwards no query waits for a word's
+        postings. Returns how many terms were loaded (0 when the cache moved on meanwhile)."""
+        conn = connect()
+        try:
+            conn.execute("BEGIN")  # one read snapshot for both statements
+            try:
+                if _token(conn) != st.token:
+                    return 0
+                counts = conn.execute("SELECT term, count(*) FROM postings GROUP BY term "
+                                      "ORDER BY term").fetchall()
+                cursor = conn.execute("SELECT doc, weight FROM postings ORDER BY term, doc")
+                doc_parts, weight_parts = [], []
+                while rows := cursor.fetchmany(50_000):  # never millions of tuples at once
+                    doc_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64,
+                                                 count=len(rows)))
+                    weight_parts.append(np.fromiter((r[1] for r in rows), dtype=np.float64,
+                                                    count=len(rows)))
+            finally:
+                conn.execute("COMMIT")
+        finally:
+            conn.close()
+        docs = np.concatenate(doc_parts) if doc_parts else np.zeros(0, dtype=np.int64)
+        weights = np.concatenate(weight_parts) if weight_parts else np.zeros(0)
+        keep = st.valid[docs]  # as a load for ``st`` keeps them (see State.postings)
+        ends = np.cumsum([n for _, n in counts])
+        kept_ends = np.cumsum(keep)[ends - 1] if len(ends) else ends
+        docs, weights = docs[keep], weights[keep]
+        loaded = 0
+        with self.lock:
+            if self.current is not st or self.ref_id != st.ref_id:
+                return 0
+            start = 0
+            for (term, _), end in zip(counts, kept_ends.tolist()):
+                if term not in self.terms:
+                    self.terms[term] = (docs[start:end], weights[start:end], st.epoch)
+                    loaded += 1
+                start = end
+            self.preloaded_ref = st.ref_id
+        return loaded
 
 
 class State:
@@ -125,6 +189,7 @@ class State:
                                 np.array([p[1] for p in pairs]))
         self._filters: dict[tuple, np.ndarray] = {}
         self.warnings: list[str] | None = None  # the store's warnings, once asked
+        self.baseline: tuple | None = None  # (day, the baseline memories in force that day)
 
     def current(self) -> bool:
         return self.resident.current is self

@@ -37,7 +37,10 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
         return None
     from dmm.query import resident
 
-    return resident.state(ws.index_dir if db.usable(ws.index_dir) else None, conn)
+    resident.enable()
+    if not db.usable(ws.index_dir):
+        return resident.state(None, conn)  # an in-memory cache per connection: nothing to share
+    return resident.state(ws.index_dir, conn, connect=lambda: db.connect(ws.index_dir))
 
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,

@@ -38,11 +38,9 @@ def enable() -> None:
     """This process lives long enough to hold a model, and to watch the memory folder
     instead of walking it on every request (dmm/index/watch.py)."""
     global _enabled
-    from dmm.index import watch
-    from dmm.query import resident
+    from dmm.index import watch  # light: numpy (query/resident.py) waits for a first query
 
     watch.enable()
-    resident.enable()
     _enabled = True
 
 

@@ -122,3 +122,30 @@ def test_a_pack_from_the_head_of_the_ranking_is_the_whole_lists_pack(store):
                     assert head == whole, (task, opts)
     finally:
         conn.close()
+
+
+def test_postings_read_all_at_once_rank_as_sql(store):
+    repo, files = store
+    ws = repo.ws
+    conn, _ = open_fresh(ws)
+    with db.snapshot(conn):
+        st = resident.state(ws.index_dir, conn)
+    held = resident._stores[ws.index_dir]
+    assert held.preload(lambda: db.connect(ws.index_dir), st) > 100
+    assert held.preloaded_ref == st.ref_id
+    conn.close()
+    files[5].write_text(files[5].read_text() + "\nInvoices again.\n", encoding="utf-8")
+    assert _same_rankings(ws) > 500  # a changed memory's words come from the new state
+
+
+def test_a_preload_for_a_state_that_moved_on_keeps_nothing(store):
+    repo, files = store
+    ws = repo.ws
+    conn, _ = open_fresh(ws)
+    with db.snapshot(conn):
+        st = resident.state(ws.index_dir, conn)
+    conn.close()
+    files[1].write_text(files[1].read_text() + "\nMoved on.\n", encoding="utf-8")
+    conn, _ = open_fresh(ws)  # the cache is at a newer state than ``st``
+    conn.close()
+    assert resident._stores[ws.index_dir].preload(lambda: db.connect(ws.index_dir), st) == 0
