@@ -26,9 +26,10 @@ import sqlite3
 import threading
 from typing import Iterator
 
-import numpy as np
-
 from dmm.index.refresh import K1, _token
+from dmm.semantic.model import numpy as _numpy
+
+np = _numpy()  # numpy as the model's runtime wants it (its BLAS on one thread)
 from dmm.query.rank import CONFIDENCE_FACTOR, Ranked, query_variants
 
 REBASE_SHARE = 0.02  # more changed memories than this share of the store (and REBASE_MIN):

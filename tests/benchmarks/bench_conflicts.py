@@ -22,9 +22,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (DMM, READS_HEADER, add_baseline_option, byte_compile,  # noqa: E402
-                    byte_compile_install, compare_reads, load, make_repo, print_reads,
-                    stop_daemon, synthetic_vectors, timed)
+from common import (DMM, add_baseline_option, byte_compile, make_repo,  # noqa: E402
+                    report_reads, timed)
 
 
 def bench(size: int, runs: int) -> dict:
@@ -63,21 +62,9 @@ def bench(size: int, runs: int) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_list(size: int, runs: int, baseline: str | None, rounds: int) -> list[dict]:
-    """`dmm conflicts list` per install, without and with the background process."""
-    tmp = Path(tempfile.mkdtemp(prefix=f"dmm_bench_cfl_{size}_"))
-    try:
-        make_repo(tmp, size)
-        subprocess.run([*DMM, "reindex"], cwd=tmp, check=True, capture_output=True)
-        subprocess.run([*DMM, "conflicts", "scan", "--full"], cwd=tmp, check=True,
-                       capture_output=True)
-        synthetic_vectors(tmp)
-        time.sleep(2.1)
-        return compare_reads(tmp, {"conflicts list": ["conflicts", "list"]}, baseline, runs,
-                             rounds)
-    finally:
-        stop_daemon(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
+def full_scan(root: Path) -> None:
+    subprocess.run([*DMM, "conflicts", "scan", "--full"], cwd=root, check=True,
+                   capture_output=True)
 
 
 def main() -> None:
@@ -92,15 +79,7 @@ def main() -> None:
     add_baseline_option(ap)
     args = ap.parse_args()
     if args.list_only:
-        if args.baseline:
-            byte_compile_install(args.baseline)
-        print(f"started: {load()}", flush=True)
-        results = [(int(s), bench_list(int(s), args.runs, args.baseline, args.rounds))
-                   for s in args.sizes.split(",")]
-        print(f"finished: {load()}")
-        print(READS_HEADER)
-        for size, rows in results:
-            print_reads(size, rows)
+        report_reads(args, {"conflicts list": ["conflicts", "list"]}, full_scan)
         return
     rows = [bench(int(s), args.runs) for s in args.sizes.split(",")]
     ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731

@@ -21,9 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (DMM, READS_HEADER, add_baseline_option, byte_compile,  # noqa: E402
-                    byte_compile_install, compare_reads, load, make_repo, print_reads,
-                    stop_daemon, synthetic_vectors, timed)
+from common import (DMM, add_baseline_option, byte_compile, make_repo,  # noqa: E402
+                    report_reads, timed)
 
 QUERIES = ["how do we retry failed payment jobs", "which timeout applies to outbound requests",
            "may I deploy on friday", "where do secrets for the api live",
@@ -69,22 +68,6 @@ def bench(size: int, runs: int) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_reads(size: int, runs: int, baseline: str | None, rounds: int) -> list[dict]:
-    """`dmm list` (a table and --json) and `dmm status` per install, without and with the
-    repository's background process (which vouches for the cache instead of a walk)."""
-    tmp = Path(tempfile.mkdtemp(prefix=f"dmm_bench_reads_{size}_"))
-    try:
-        make_repo(tmp, size)
-        timed(DMM + ["reindex"], tmp)
-        synthetic_vectors(tmp)
-        time.sleep(2.1)
-        return compare_reads(tmp, {"list": ["list"], "list --json": ["list", "--json"],
-                                   "status": ["status"]}, baseline, runs, rounds)
-    finally:
-        stop_daemon(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def main() -> None:
     byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -97,15 +80,8 @@ def main() -> None:
     add_baseline_option(ap)
     args = ap.parse_args()
     if args.reads:
-        if args.baseline:
-            byte_compile_install(args.baseline)
-        print(f"started: {load()}", flush=True)
-        results = [(int(s), bench_reads(int(s), args.runs, args.baseline, args.rounds))
-                   for s in args.sizes.split(",")]
-        print(f"finished: {load()}")
-        print(READS_HEADER)
-        for size, rows in results:
-            print_reads(size, rows)
+        report_reads(args, {"list": ["list"], "list --json": ["list", "--json"],
+                             "status": ["status"]})
         return
     rows = [bench(int(s), args.runs) for s in args.sizes.split(",")]
     ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731

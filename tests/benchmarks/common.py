@@ -191,6 +191,41 @@ def compare_reads(root: Path, commands: dict[str, list[str]], baseline: str | No
             for (label, background, name), v in got.items()]
 
 
+def reads_on_store(size: int, commands: dict[str, list[str]], baseline: str | None,
+                   runs: int, rounds: int, prepare=None) -> list[dict]:
+    """compare_reads on a new store of ``size`` memories (cache built, ``prepare(root)`` run,
+    vectors ready), removed afterwards."""
+    import time
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"dmm_bench_reads_{size}_"))
+    try:
+        make_repo(tmp, size)
+        subprocess.run([*DMM, "reindex"], cwd=tmp, check=True, capture_output=True,
+                       env={**os.environ, "DMM_SEMANTIC": "off"})
+        if prepare:
+            prepare(tmp)
+        synthetic_vectors(tmp)
+        time.sleep(2.1)  # past the cache's racy-mtime window
+        return compare_reads(tmp, commands, baseline, runs, rounds)
+    finally:
+        stop_daemon(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report_reads(args, commands: dict[str, list[str]], prepare=None) -> None:
+    """Measure and print ``commands`` for each of ``args.sizes`` (the --reads modes)."""
+    if args.baseline:
+        byte_compile_install(args.baseline)
+    print(f"started: {load()}", flush=True)
+    results = [(int(s), reads_on_store(int(s), commands, args.baseline, args.runs,
+                                       args.rounds, prepare))
+               for s in args.sizes.split(",")]
+    print(f"finished: {load()}")
+    print(READS_HEADER)
+    for size, rows in results:
+        print_reads(size, rows)
+
+
 def print_reads(size: int, rows: list[dict]) -> None:
     for r in rows:
         print(f"| {size:,} | `dmm {r['command']}` | {r['install'] or '-'} "

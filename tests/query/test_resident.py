@@ -32,6 +32,16 @@ def store(repo, monkeypatch):
     return repo, files
 
 
+def _state(ws, close: bool = True):
+    """(a connection to the fresh cache, the resident state it reads)."""
+    conn, _ = open_fresh(ws)
+    with db.snapshot(conn):
+        st = resident.state(ws.index_dir, conn)
+    if close:
+        conn.close()
+    return conn, st
+
+
 def _same_rankings(ws) -> int:
     conn, _ = open_fresh(ws)
     cfg = ws.config["query"]
@@ -94,9 +104,7 @@ def test_many_changes_reload_the_postings_and_stay_equal(store, monkeypatch):
 def test_a_state_that_is_no_longer_the_newest_is_ranked_by_sql(store):
     repo, files = store
     ws = repo.ws
-    old, _ = open_fresh(ws)
-    with db.snapshot(old):
-        st = resident.state(ws.index_dir, old)
+    old, st = _state(ws, close=False)
     files[0].write_text(files[0].read_text() + "\nMore.\n", encoding="utf-8")
     new, _ = open_fresh(ws)
     with db.snapshot(new):
@@ -127,13 +135,10 @@ def test_a_pack_from_the_head_of_the_ranking_is_the_whole_lists_pack(store):
 def test_postings_read_all_at_once_rank_as_sql(store):
     repo, files = store
     ws = repo.ws
-    conn, _ = open_fresh(ws)
-    with db.snapshot(conn):
-        st = resident.state(ws.index_dir, conn)
+    _, st = _state(ws)
     held = resident._stores[ws.index_dir]
     assert held.preload(lambda: db.connect(ws.index_dir), st) > 100
     assert held.preloaded_ref == st.ref_id
-    conn.close()
     files[5].write_text(files[5].read_text() + "\nInvoices again.\n", encoding="utf-8")
     assert _same_rankings(ws) > 500  # a changed memory's words come from the new state
 
@@ -141,10 +146,7 @@ def test_postings_read_all_at_once_rank_as_sql(store):
 def test_a_preload_for_a_state_that_moved_on_keeps_nothing(store):
     repo, files = store
     ws = repo.ws
-    conn, _ = open_fresh(ws)
-    with db.snapshot(conn):
-        st = resident.state(ws.index_dir, conn)
-    conn.close()
+    _, st = _state(ws)
     files[1].write_text(files[1].read_text() + "\nMoved on.\n", encoding="utf-8")
     conn, _ = open_fresh(ws)  # the cache is at a newer state than ``st``
     conn.close()
