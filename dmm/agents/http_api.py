@@ -10,8 +10,8 @@ person's token may also decide (approve, reject, process, resolve, dismiss) and 
 recorded as the reviewer. Every POST must be ``application/json``, which a browser cannot send
 to another origin without asking first (and this server answers no such question).
 
-Core calls are blocking (git processes, SQLite), so they run in threads: reads one at a time
-(``Readers``), writes in Starlette's thread pool. The core's locks (dmm.lock, git's
+Core calls are blocking (git processes, SQLite), so they run in threads: reads in their own
+lane, one per core (``Readers``), writes in Starlette's thread pool. The core's locks (dmm.lock, git's
 index.lock, the cache's write lock) are flocks taken per open file, so they serialise threads
 as they serialise processes.
 """
@@ -175,20 +175,26 @@ def _json_response(data: Any, status: int = 200):
 
 
 class Readers:
-    """Reads (ranking, the freshness scan, JSON) are Python work that holds the GIL: run side
-    by side in threads they only take turns, and lose time to it (measured on 2 cores, 8
-    clients at 1,000 memories: 40 queries a second in threads, 85 one at a time). So they run
-    one at a time, in their own lane; writes, which wait on git processes and locks, keep
-    Starlette's thread pool and never queue behind them."""
+    """Reads run in their own lane of threads, as many at once as the machine has cores (or
+    ``DMM_SERVE_READERS``); writes, which wait on git processes and locks, keep Starlette's
+    thread pool and never queue behind them. A read used to be Python work that held the GIL
+    all along (a walk of every memory file, a row per matching memory), so two side by side
+    only took turns (40 queries a second at 1,000 memories in threads, 85 one at a time). Now
+    the freshness check is a watch, the ranking a few vector operations and the model's work
+    runs outside the GIL: docs/performance.md has the throughput of 1 and 8 clients."""
 
-    def __init__(self) -> None:
+    def __init__(self, lanes: int | None = None) -> None:
+        import os
+
+        self.lanes = lanes or int(os.environ.get("DMM_SERVE_READERS") or 0) \
+            or os.cpu_count() or 1
         self._limiter = None
 
     async def run(self, fn: Callable, *args: Any) -> Any:
         import anyio
 
         if self._limiter is None:  # made inside the event loop that uses it
-            self._limiter = anyio.CapacityLimiter(1)
+            self._limiter = anyio.CapacityLimiter(self.lanes)
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
 

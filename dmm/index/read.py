@@ -37,9 +37,14 @@ def _memory(path, mem_id, title, body, tags, scope, priority, confidence, status
                   supersedes=json.loads(supersedes), related=json.loads(related), tokens=tokens)
 
 
+# the same columns with an empty body, for readers that never look at it (`dmm list`)
+NO_BODY = COLUMNS.replace(" body,", " '',")
+
+
 def memories(conn: sqlite3.Connection, where: str = "", params: tuple = (),
-             limit: int | None = None) -> list[Memory]:
-    sql = f"SELECT {COLUMNS} FROM {FROM} {where} ORDER BY path"
+             limit: int | None = None, bodies: bool = True) -> list[Memory]:
+    sql = (f"SELECT {COLUMNS} FROM {FROM} {where} ORDER BY path" if bodies else
+           f"SELECT {NO_BODY} FROM memories m {where} ORDER BY path")
     if limit is not None:
         sql, params = sql + " LIMIT ?", (*params, limit)
     return [to_memory(row) for row in conn.execute(sql, params)]
@@ -111,5 +116,6 @@ def listing(conn: sqlite3.Connection, selection: Selection, limit: int | None = 
     `GET /memories`); (at most ``limit`` of them, how many it chooses)."""
     from dmm.memory.select import select
 
-    chosen = select(memories(conn), selection)
+    # the bodies (most of the cache's bytes) only when --grep looks into them
+    chosen = select(memories(conn, bodies=bool(selection.words)), selection)
     return (chosen[:limit] if limit else chosen), len(chosen)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import os
 import sqlite3
 import time
 from collections import Counter
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from dmm import store
-from dmm.index import db
+from dmm.index import db, watch
 from dmm.memory import Memory, Problem
 from dmm.workspace import Workspace
 
@@ -131,10 +132,67 @@ def _scan_state(ws: Workspace) -> dict | None:
 
 def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None = None,
             ) -> RefreshReport:
-    disk = store.scan(ws.memory_dir)
     # settings that change what a file reads as are part of the freshness key
     max_bytes = int(ws.config["store"]["max_file_bytes"])
     settings = f"max_file_bytes={max_bytes}"
+    watching = watch.for_dir(ws.memory_dir)  # None but in a long-lived process
+    if watching is None:
+        vouched = _vouched(ws)
+        if vouched is not None and vouched[0] == _token(conn) and \
+                _indexed_with(conn) == settings:
+            return RefreshReport(files=vouched[1], read=0, removed=0)
+        return _refresh(conn, ws, store.scan(ws.memory_dir), settings, progress)
+    with watching.lock:
+        disk = watching.disk()  # no walk when no file changed since the last check
+        if watching.fresh(disk, _token(conn)):
+            return RefreshReport(files=len(disk), read=0, removed=0)
+        report = _refresh(conn, ws, disk, settings, progress)
+        watching.seen(disk, _token(conn))
+        return report
+
+
+# how long a command waits for the background process to vouch for the cache before it walks
+VOUCH_WAIT_S = 2.0
+
+
+def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
+    """(cache token, files) from the repository's background process, which has just made the
+    cache fresh (by its watch, without a walk when nothing changed), when one is running: the
+    pattern of git's fsmonitor daemon. None when there is none (the caller walks). It answers
+    after this call started, so it saw every change that finished before: a cache still at
+    the state it names is fresh."""
+    from dmm.semantic.client import SOCKET
+
+    if not os.path.exists(ws.index_dir / SOCKET):
+        return None  # the common case costs one stat; the client is not even imported
+    from dmm.semantic import client, model
+
+    if not ws.config["semantic"]["enabled"] or model.switched_off():
+        return None
+
+    try:
+        answer = client.ask(ws.root, ws.index_dir, {"op": "fresh"}, start_if_absent=False,
+                            start_wait=0.2, answer_wait=VOUCH_WAIT_S)
+    except client.Unavailable:
+        return None
+    try:
+        if answer.get("ok"):
+            return tuple(tuple(pair) for pair in answer["token"]), int(answer["files"])
+    except (KeyError, TypeError, ValueError):
+        pass
+    return None
+
+
+def _token(conn: sqlite3.Connection) -> tuple:
+    """What changes whenever any process changes what the cache holds (a refresh that read or
+    removed a file, a rebuild, other settings)."""
+    return tuple(sorted(conn.execute(
+        "SELECT key, value FROM meta WHERE key IN ('generation', 'indexed_with')")))
+
+
+def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.FileStat],
+             settings: str, progress: Progress | None) -> RefreshReport:
+    max_bytes = int(ws.config["store"]["max_file_bytes"])
     if _known_files(conn) == disk and _indexed_with(conn) == settings:
         return RefreshReport(files=len(disk), read=0, removed=0)
     with db.write_lock(ws.index_dir):

@@ -100,16 +100,20 @@ class Pack:
 
 
 def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg: dict,
-               conflicts_dir: Path | None = None, semantic=None) -> Pack:
+               conflicts_dir: Path | None = None, semantic=None, resident=None) -> Pack:
     """The Memory Pack for ``task``; with ``conflicts_dir``, warns about known conflicts
     among the packed memories (detected by the last scan, dismissals honoured); with a ready
-    ``semantic`` index (dmm/semantic/index.py), ranked by words and meaning fused."""
+    ``semantic`` index (dmm/semantic/index.py), ranked by words and meaning fused; with the
+    ``resident`` state of a long-lived process (query/resident.py), ranked from memory."""
     today = opts.today.isoformat()
-    baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in read.memories(
-        conn, "WHERE scope = 'baseline' AND status = 'active' AND confidence != 'deprecated'"
-              " AND (expires IS NULL OR expires >= ?)", (today,))]
+    baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in _baseline(conn, today, resident)]
     baseline.sort(key=lambda e: (-e.memory.priority, e.memory.path))
-    warnings = _store_warnings(conn)
+    if resident is not None:
+        if resident.warnings is None:
+            resident.warnings = _store_warnings(conn)
+        warnings = list(resident.warnings)
+    else:
+        warnings = _store_warnings(conn)
     baseline_tokens = sum(e.memory.tokens for e in baseline)
     if baseline_tokens > opts.budget:
         warnings.append(f"baseline memories alone use {baseline_tokens} tokens, more than the "
@@ -117,21 +121,21 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     remaining = max(0, opts.budget - baseline_tokens)
 
     where, params = _candidate_filter(opts)
-    evidence: dict = {}
-    if semantic is not None:
-        from dmm.semantic.hybrid import hybrid_rank
-
-        ranked, evidence = hybrid_rank(conn, task, where, params, query_cfg, semantic)
-    else:
-        ranked = rank(conn, task, where, params, query_cfg)
-    retrieved_r, excluded_r = [], []
+    ranked, evidence = _ranking(conn, task, where, params, query_cfg, semantic, resident)
+    # greedy from the head of the ranking: once no memory left is small enough to fit and
+    # enough excluded ones are listed, the rest are only counted
+    smallest = ranked.min_tokens() if hasattr(ranked, "min_tokens") else \
+        min((r.tokens for r in ranked), default=0)
+    retrieved_r, listed = [], []
     for r in ranked:
         if r.tokens <= remaining:
             retrieved_r.append(r)
             remaining -= r.tokens
-        else:
-            excluded_r.append(r)
-    listed = excluded_r[:MAX_EXCLUDED_LISTED]
+        elif len(listed) < MAX_EXCLUDED_LISTED:
+            listed.append(r)
+        if remaining < smallest and len(listed) >= MAX_EXCLUDED_LISTED:
+            break
+    excluded_total = len(ranked) - len(retrieved_r)
     by_doc = read.memories_by_doc(conn, [r.doc for r in retrieved_r + listed])
     retrieved = [PackEntry(by_doc[r.doc], "retrieval", r.relevance, r.score,
                            evidence=evidence.get(r.doc)) for r in retrieved_r]
@@ -160,9 +164,46 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
                             + ". Check them before relying on either side "
                               "(`dmm conflicts show ID`)")
     return Pack(task=task, budget=opts.budget, baseline=baseline, retrieved=retrieved,
-                excluded=excluded, excluded_total=len(excluded_r), candidates=len(ranked),
+                excluded=excluded, excluded_total=excluded_total, candidates=len(ranked),
                 warnings=warnings, conflicts=found,
                 ranking="words+meaning" if semantic is not None else "words")
+
+
+def _baseline(conn: sqlite3.Connection, today: str, resident) -> list[Memory]:
+    """The baseline memories in force ``today`` (read once per cache state by a long-lived
+    process: ``resident``)."""
+    held = resident.baseline if resident is not None else None
+    if held is not None and held[0] == today:
+        return held[1]
+    found = read.memories(conn, "WHERE scope = 'baseline' AND status = 'active' AND "
+                                "confidence != 'deprecated' AND (expires IS NULL OR expires >= ?)",
+                          (today,))
+    if resident is not None:
+        resident.baseline = (today, found)
+    return found
+
+
+def _ranking(conn: sqlite3.Connection, task: str, where: str, params: list, cfg: dict,
+             semantic, resident) -> tuple:
+    """(the memories ranked best first, the evidence of each when ranked by meaning too)."""
+    if resident is not None:
+        if semantic is not None:
+            from dmm.semantic.hybrid import hybrid_resident
+
+            found = hybrid_resident(resident, conn, task, where, params, cfg, semantic)
+            if found is not None:
+                return found
+        else:
+            from dmm.query import resident as memory
+
+            ranked = memory.rank(resident, conn, task, where, params, cfg)
+            if ranked is not None:
+                return ranked, {}
+    if semantic is not None:
+        from dmm.semantic.hybrid import hybrid_rank
+
+        return hybrid_rank(conn, task, where, params, cfg, semantic)
+    return rank(conn, task, where, params, cfg), {}
 
 
 def _candidate_filter(opts: PackOptions) -> tuple[str, list]:

@@ -28,6 +28,21 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, bool]:
     return db.connect(ws.index_dir), True  # a BusyError here: not even readable now
 
 
+def _resident(ws: Workspace, conn: sqlite3.Connection):
+    """The in-memory ranking state of a long-lived process (query/resident.py), else None
+    (a short command never imports numpy)."""
+    from dmm.semantic import service
+
+    if not service.enabled():
+        return None
+    from dmm.query import resident
+
+    resident.enable()
+    if not db.usable(ws.index_dir):
+        return resident.state(None, conn)  # an in-memory cache per connection: nothing to share
+    return resident.state(ws.index_dir, conn, connect=lambda: db.connect(ws.index_dir))
+
+
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                 scopes: tuple[str, ...] = (), tags: tuple[str, ...] = (),
                 all_tags: tuple[str, ...] = (), exclude_ephemeral: bool = False,
@@ -53,7 +68,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
 
         index, note = service.for_query(ws, conn)
         with db.snapshot(conn):
-            pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
+            pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
+                              resident=_resident(ws, conn))
         if db.FALLBACK_REASON and not conn.execute(
                 "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
             # no cache can keep a scan here (a read-only store): check the pack's own

@@ -150,6 +150,8 @@ class Daemon:
             if op == "stop":
                 self.stop()
                 return {"ok": True}
+            if op == "fresh":
+                return self._fresh(ws)
             if op == "query":
                 return self._query(ws, request)
             if op == "hook":
@@ -160,6 +162,19 @@ class Daemon:
                                            "exit_code": int(exc.exit_code)}}
         except Exception as exc:  # noqa: BLE001 - the client answers by itself instead
             return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
+
+    @staticmethod
+    def _fresh(ws) -> dict:
+        """Make the cache fresh (by the watch: no walk when nothing changed) and say which
+        state it is in, so a short command can skip its own walk (index/refresh.py)."""
+        from dmm.index.refresh import _token, open_fresh
+
+        conn, report = open_fresh(ws)
+        try:
+            return {"ok": True, "token": [list(pair) for pair in _token(conn)],
+                    "files": report.files}
+        finally:
+            conn.close()
 
     def _query(self, ws, r: dict) -> dict:
         from dmm.query.run import memory_pack

@@ -80,3 +80,56 @@ class _Evidence(dict):
         if doc in self._lexical:
             return fuse.Evidence(self._lexical[doc], None)
         return default
+
+
+def hybrid_resident(st, conn: sqlite3.Connection, task: str, where: str, params: list,
+                    cfg: dict, index: SemanticIndex):
+    """``hybrid_rank`` over the postings a long-lived process keeps (query/resident.py): the
+    same fusion on arrays, as a lazy ranking the pack reads from its head; None when that
+    state cannot answer (the caller ranks by SQL)."""
+    import numpy as np
+
+    from dmm.query import resident
+
+    scored = resident.lexical_scores(st, conn, task, cfg)
+    if scored is None:
+        return None
+    sums, norm = scored
+    floor = float(cfg["min_relevance"])
+    allowed = st.allowed(conn, where, params)
+    lexical = np.zeros(st.size)
+    matched = np.zeros(st.size, dtype=bool)
+    if norm > 0:
+        matched = allowed & (sums >= floor * norm)
+        lexical[matched] = np.minimum(1.0, sums[matched] / norm)
+    by_path = index.similarity(task, min_cosine=fuse.FLOOR)
+    cosine = np.full(st.size, np.nan)
+    for path, value in by_path.items():
+        doc = st.doc_of_path.get(path)
+        if doc is not None:
+            cosine[doc] = value
+    near = ~np.isnan(cosine)
+    semantic = np.clip((np.nan_to_num(cosine, nan=fuse.FLOOR) - fuse.FLOOR)
+                       / (fuse.CEILING - fuse.FLOOR), 0.0, 1.0)
+    fused = (1 - fuse.WEIGHT) * lexical + fuse.WEIGHT * semantic
+    # kept: what the words matched (fused when near in meaning, else its words' share), and
+    # what meaning alone finds relevant enough among the memories the filter admits
+    keep = matched | (near & allowed & (fused >= floor))
+    docs = np.nonzero(keep)[0]
+    relevance = np.where(near[docs], np.minimum(1.0, fused[docs]),
+                         lexical[docs] * (1 - fuse.WEIGHT))
+    ranking = resident.Ranking.ordered(st, docs, relevance, relevance * st.factor(cfg)[docs])
+    return ranking, _ArrayEvidence(lexical, cosine, near)
+
+
+class _ArrayEvidence:
+    """The evidence of a memory in a ``hybrid_resident`` ranking, made when the pack asks."""
+
+    def __init__(self, lexical, cosine, near) -> None:
+        self._lexical, self._cosine, self._near = lexical, cosine, near
+
+    def get(self, doc, default=None):
+        if not 0 <= doc < len(self._lexical):
+            return default
+        cosine = float(self._cosine[doc]) if self._near[doc] else None
+        return fuse.Evidence(float(self._lexical[doc]), cosine)

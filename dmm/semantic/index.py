@@ -193,7 +193,13 @@ class SemanticIndex:
             self._matrix, self._means = matrix.astype(np.float32), None
         else:
             self._matrix = matrix  # float16: 50,000 memories of 6 passages take 230 MB
-            means = np.add.reduceat(matrix.astype(np.float32), self._starts)
+            means = np.empty((len(docs), model.DIMENSION), dtype=np.float32)
+            starts = self._starts
+            for a in range(0, len(docs), 4096):  # never the whole matrix in float32 (460 MB)
+                b = min(len(docs), a + 4096)
+                end = starts[b] if b < len(docs) else len(matrix)
+                means[a:b] = np.add.reduceat(matrix[starts[a]:end].astype(np.float32),
+                                             starts[a:b] - starts[a])
             self._means = means / np.linalg.norm(means, axis=1, keepdims=True).clip(1e-12)
 
     def prune(self) -> int:

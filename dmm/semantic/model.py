@@ -118,7 +118,6 @@ class Model:
         except Exception as exc:  # onnxruntime raises its own exception types
             raise ModelUnavailable(f"onnxruntime cannot load the model: {exc}") from None
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self._run_lock = threading.Lock()
 
     def embed(self, texts: list[str], batch: int = 16):
         """Unit-length embeddings of ``texts`` (mean pooling over real tokens, then L2: the
@@ -139,8 +138,9 @@ class Model:
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feeds["token_type_ids"] = np.zeros_like(ids)
-            with self._run_lock:
-                hidden = self._session.run(None, feeds)[0]
+            # InferenceSession.run may be called from several threads at once (onnxruntime
+            # documents it), and runs outside the GIL: `dmm serve` answers two reads at once
+            hidden = self._session.run(None, feeds)[0]
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)

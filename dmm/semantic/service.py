@@ -35,8 +35,12 @@ _failed: dict[Path | None, str] = {}
 
 
 def enable() -> None:
-    """This process lives long enough to hold a model."""
+    """This process lives long enough to hold a model, and to watch the memory folder
+    instead of walking it on every request (dmm/index/watch.py)."""
     global _enabled
+    from dmm.index import watch  # light: numpy (query/resident.py) waits for a first query
+
+    watch.enable()
     _enabled = True
 
 

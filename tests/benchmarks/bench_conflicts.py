@@ -1,6 +1,8 @@
 """Benchmark conflict detection as whole processes on synthetic stores (run on demand).
 
     python tests/benchmarks/bench_conflicts.py --sizes 100,1000,10000 [--runs 5]
+    python tests/benchmarks/bench_conflicts.py --list-only --sizes 10000 --runs 20 \
+        [--baseline /path/to/main/.venv/bin/python]
 
 Reports medians of: `dmm conflicts scan --full`; the incremental scan after a commit that
 changes one memory (`dmm conflicts scan`, what the post-commit hook runs); `dmm conflicts
@@ -20,7 +22,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DMM, byte_compile, make_repo, timed  # noqa: E402
+from common import (DMM, add_baseline_option, byte_compile, make_repo,  # noqa: E402
+                    report_reads, timed)
 
 
 def bench(size: int, runs: int) -> dict:
@@ -59,12 +62,25 @@ def bench(size: int, runs: int) -> dict:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def full_scan(root: Path) -> None:
+    subprocess.run([*DMM, "conflicts", "scan", "--full"], cwd=root, check=True,
+                   capture_output=True)
+
+
 def main() -> None:
     byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--list-only", action="store_true",
+                    help="only `dmm conflicts list`, per install (--baseline), without and "
+                         "with a background process")
+    ap.add_argument("--rounds", type=int, default=2)
+    add_baseline_option(ap)
     args = ap.parse_args()
+    if args.list_only:
+        report_reads(args, {"conflicts list": ["conflicts", "list"]}, full_scan)
+        return
     rows = [bench(int(s), args.runs) for s in args.sizes.split(",")]
     ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
     print("| memories | full scan | incremental scan (1 changed) | conflicts list "

@@ -1,6 +1,8 @@
 """Benchmark the foundation commands as whole processes on synthetic stores (run on demand).
 
     python tests/benchmarks/bench_foundation.py --sizes 100,1000,10000 [--runs 10]
+    python tests/benchmarks/bench_foundation.py --reads --sizes 10000,50000 --runs 10 \
+        [--baseline /path/to/main/.venv/bin/python]
 
 For each size it makes a temporary git repository, runs `dmm init`, generates the store,
 commits it, and reports medians of: `python -c pass` (the floor), `dmm query` with a fresh
@@ -19,7 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DMM, byte_compile, make_repo, timed  # noqa: E402
+from common import (DMM, add_baseline_option, byte_compile, make_repo,  # noqa: E402
+                    report_reads, timed)
 
 QUERIES = ["how do we retry failed payment jobs", "which timeout applies to outbound requests",
            "may I deploy on friday", "where do secrets for the api live",
@@ -70,7 +73,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100,1000,10000")
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--reads", action="store_true",
+                    help="only `dmm list` and `dmm status`, per install (--baseline), "
+                         "without and with a background process")
+    ap.add_argument("--rounds", type=int, default=2)
+    add_baseline_option(ap)
     args = ap.parse_args()
+    if args.reads:
+        report_reads(args, {"list": ["list"], "list --json": ["list", "--json"],
+                             "status": ["status"]})
+        return
     rows = [bench(int(s), args.runs) for s in args.sizes.split(",")]
     ms = lambda v: f"{v * 1000:.0f} ms"  # noqa: E731
     print("| memories | python -c pass | query (fresh cache) | query --json | query peak RSS "

@@ -2,6 +2,10 @@
 and several at once, on stores of generated memories (run on demand).
 
     python tests/benchmarks/bench_http.py --sizes 1000,10000 [--requests 200] [--clients 1,8]
+        [--baseline /path/to/main/.venv/bin/python --rounds 2]
+
+The store gets random vectors (tests/benchmarks/common.py synthetic_vectors), so the server
+ranks by words and meaning from its first request without embedding anything (timings only).
 
 Requests per second and p50/p95 latency as a client measures them (connection, request,
 the pack, the JSON), each client on its own keep-alive connection.
@@ -13,6 +17,7 @@ import argparse
 import contextlib
 import http.client
 import json
+import os
 import re
 import socket
 import statistics
@@ -24,21 +29,42 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DMM, TASKS, byte_compile, pct, warm_store  # noqa: E402
+from common import (DMM, TASKS, add_baseline_option, byte_compile,  # noqa: E402
+                    byte_compile_install, dmm_of, installs, load, pct, synthetic_vectors,
+                    warm_store)
 
 
 @contextlib.contextmanager
-def serving(root: Path) -> Iterator[Callable[[int, int], tuple[float, list[float]]]]:
+def serving(root: Path, dmm: list[str] = DMM, env: dict | None = None,
+            ) -> Iterator[Callable[[int, int], tuple[float, list[float]]]]:
     """A warm `dmm serve` in ``root``; yields burst(clients, total) against it."""
-    proc = subprocess.Popen([*DMM, "serve", "--port", "0"], cwd=root, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen([*dmm, "serve", "--port", "0"], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, **(env or {})})
     try:
         port = int(re.search(r":(\d+) ", proc.stdout.readline()).group(1))
+        ready(port)
         client(port, TASKS)  # warm the server
         yield lambda clients, total: burst(port, clients, total)
     finally:
         proc.terminate()
         proc.wait()
+
+
+def ready(port: int, within: float = 120.0) -> None:
+    """Wait until the server ranks by meaning (its vectors loaded) unless the layer is off."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        conn.request("POST", "/query", json.dumps({"query": TASKS[0]}),
+                     {"Content-Type": "application/json"})
+        pack = json.loads(conn.getresponse().read())
+        conn.close()
+        if pack["stats"]["ranking"] == "words+meaning" or \
+                os.environ.get("DMM_SEMANTIC") == "off":
+            return
+        time.sleep(0.5)
+    raise SystemExit("the server never ranked by meaning")
 
 
 def client(port: int, requests: list[str]) -> list[float]:
@@ -77,17 +103,36 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--clients", default="1,8")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds per install, alternating (with --baseline)")
+    add_baseline_option(ap)
     args = ap.parse_args()
     byte_compile()
-    print("| memories | clients | requests | req/s | p50 | p95 |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    if args.baseline:
+        byte_compile_install(args.baseline)
+    print(f"started: {load()}", flush=True)
+    rows = []
     for size in (int(s) for s in args.sizes.split(",")):
-        with warm_store(size, "dmm-bench-http-") as root, serving(root) as run:
-            for clients in (int(c) for c in args.clients.split(",")):
-                rps, times = run(clients, args.requests)
-                print(f"| {size:,} | {clients} | {len(times)} | {rps:.1f} "
-                      f"| {statistics.median(times) * 1000:.0f} ms "
-                      f"| {pct(times, 0.95) * 1000:.0f} ms |", flush=True)
+        with warm_store(size, "dmm-bench-http-") as root:
+            synthetic_vectors(root)  # the server has nothing to embed (timings only)
+            got: dict[tuple, list] = {}
+            for _ in range(args.rounds):
+                for label, python in installs(args.baseline):
+                    with serving(root, dmm_of(python)) as run:
+                        for clients in (int(c) for c in args.clients.split(",")):
+                            got.setdefault((label, clients), []).append(
+                                run(clients, args.requests))
+            for (label, clients), results in got.items():
+                rps = statistics.median(r[0] for r in results)
+                times = [t for r in results for t in r[1]]
+                rows.append(f"| {size:,} | {label or '-'} | {clients} | {len(times)} "
+                            f"| {rps:.1f} | {statistics.median(times) * 1000:.0f} ms "
+                            f"| {pct(times, 0.95) * 1000:.0f} ms |")
+    print(f"finished: {load()}")
+    print("| memories | install | clients | requests | req/s | p50 | p95 |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    print("\n".join(rows))
+
 
 if __name__ == "__main__":
     main()

@@ -2,15 +2,20 @@
 
     python tests/benchmarks/bench_semantic.py --sizes 1000,10000 --embed 10000 --runs 10
     python tests/benchmarks/bench_semantic.py --sizes 50000 --runs 5      # synthetic vectors
+    python tests/benchmarks/bench_semantic.py --sizes 1000,10000,50000 --runs 10 \
+        --baseline /path/to/main/.venv/bin/python                      # two installs compared
 
 For each size: a synthetic store (tests/benchmarks/generate.py) in a temporary repository.
-"before" is dmm answering by words (DMM_SEMANTIC=off: what every release before this one did);
-"after" is the default, with the background process and the semantic index. Reported:
+With ``--baseline``, each figure is measured for both installs on the same store, in
+alternating rounds (``--rounds``), rows "before" (the baseline) and "after" (this checkout).
+Within a row, "by words" is dmm with DMM_SEMANTIC=off and "with the process" the default, where
+`dmm query` and the hooks ask the repository's background process. Reported:
 
 - `dmm query` as a whole process: wall and CPU (user+sys of that process; the background
   process's own CPU per query is reported beside it), and `python -c pass` of this venv;
 - the UserPromptSubmit hook (`dmm agent hook user-prompt-submit`) as a whole process;
-- a warm in-process query (what `dmm mcp` / `dmm serve` / the background process do);
+- a warm in-process query (what `dmm mcp` / `dmm serve` / the background process do), for
+  tasks it was asked before and for tasks whose words it never saw;
 - the first full semantic index (`dmm reindex`, real embedding) for sizes given in --embed;
   other sizes get random unit vectors written straight into the vector cache (timing of the
   query only: the cost of a cosine does not depend on the values; never a quality figure);
@@ -32,11 +37,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import DMM, byte_compile, make_repo  # noqa: E402
+from common import (DMM, add_baseline_option, byte_compile,  # noqa: E402
+                    byte_compile_install, daemon_pid, dmm_of, installs, load, make_repo,
+                    stop_daemon, synthetic_vectors)
 
 QUERIES = ["how do we retry failed payment jobs", "which timeout applies to outbound requests",
            "may I deploy on friday", "where do secrets for the api live",
            "what is the rate limit for tenants"]
+FRESH_TASKS = ["rotate the signing keys of the billing service", "why is the nightly export slow",
+               "who owns the feature flags for checkout", "cache headers for static assets",
+               "migrate the sessions table without downtime", "which queue carries audit events",
+               "how are invoices numbered per tenant", "retention of access logs",
+               "add pagination to the search endpoint", "backoff for the partner webhook"]
 
 
 def run(cmd, cwd, env=None, stdin=None) -> tuple[float, float]:
@@ -56,10 +68,7 @@ def run(cmd, cwd, env=None, stdin=None) -> tuple[float, float]:
 
 
 def daemon_cpu(root: Path) -> float:
-    from dmm.semantic import client
-
-    pid = client.ask(root, root / ".dmm/index", {"op": "hello"}, start_if_absent=False)["pid"]
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = Path(f"/proc/{daemon_pid(root)}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -67,33 +76,10 @@ def medians(samples: list[tuple[float, float]]) -> tuple[float, float]:
     return (statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples))
 
 
-def synthetic_vectors(root: Path) -> None:
-    """Random unit vectors for every memory, stored as the index would store them."""
-    import numpy as np
-
-    from dmm.index.refresh import open_fresh
-    from dmm.semantic import chunks, model, vectors
-    from dmm.workspace import Workspace
-
-    ws = Workspace(root)
-    conn, _ = open_fresh(ws)
-    rng = np.random.default_rng(7)
-    rows = []
-    for title, body in conn.execute("SELECT m.title, b.body FROM memories m JOIN bodies b "
-                                    "ON b.doc = m.doc"):
-        n = len(chunks.passages(title, body))
-        v = rng.standard_normal((n, model.DIMENSION)).astype(np.float32)
-        v /= np.linalg.norm(v, axis=1, keepdims=True)
-        rows.append((chunks.text_key(model.MODEL_ID, title, body), n,
-                     v.astype(np.float16).tobytes()))
-    store = vectors.connect(ws.index_dir)
-    vectors.store(store, rows)
-    store.close()
-    conn.close()
-
-
-def in_process(root: Path, runs: int, semantic: bool) -> float:
-    """Median ms of a warm query in a long-lived process."""
+def in_process(root: Path, runs: int, semantic: bool, python: str = sys.executable,
+               ) -> tuple[float, float]:
+    """Median seconds of a warm query in a long-lived process (of the install of
+    ``python``): tasks it was asked before, and tasks whose words it never saw."""
     code = f"""
 import json, statistics, sys, time
 from pathlib import Path
@@ -106,15 +92,21 @@ if {semantic}:
 memory_pack(ws, "warm up")
 out = []
 qs = {QUERIES!r}
+for q in qs:
+    memory_pack(ws, q)  # each task's words once: what a process that has served a while holds
 for i in range({runs}):
     t = time.perf_counter(); p = memory_pack(ws, qs[i % len(qs)]); out.append(time.perf_counter() - t)
     assert p.ranking == ("words+meaning" if {semantic} else "words"), p.notes
-print(statistics.median(out))
+new = []
+for q in {FRESH_TASKS!r}:  # words this process was never asked
+    t = time.perf_counter(); p = memory_pack(ws, q); new.append(time.perf_counter() - t)
+print(statistics.median(out), statistics.median(new))
 """
     env = {**os.environ, "DMM_SEMANTIC": "on" if semantic else "off"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, check=True,
+    out = subprocess.run([python, "-c", code], cwd=root, env=env, check=True,
                          capture_output=True, text=True).stdout
-    return float(out.strip().splitlines()[-1])
+    repeated, fresh = out.strip().splitlines()[-1].split()
+    return float(repeated), float(fresh)
 
 
 def reembed_one(root: Path, files: list[Path]) -> float:
@@ -140,40 +132,61 @@ print(time.perf_counter() - t)
     return float(out.strip().splitlines()[-1])
 
 
-def bench(size: int, runs: int, embed: bool) -> dict:
+def measure(root: Path, python: str, runs: int) -> dict:
+    """One install's figures on the store at ``root`` (its own background process)."""
+    dmm = dmm_of(python)
+    off = {"DMM_SEMANTIC": "off"}
+    hook_input = json.dumps({"prompt": QUERIES[0]})
+    r: dict = {}
+    stop_daemon(root)
+    r["before_query"] = [run([*dmm, "query", QUERIES[i % 5]], root, off) for i in range(runs)]
+    r["before_hook"] = [run([*dmm, "agent", "hook", "user-prompt-submit"], root, off,
+                            hook_input) for _ in range(runs)]
+    r["before_warm"], r["before_warm_new"] = zip(in_process(root, runs, False, python))
+    run([*dmm, "query", "start the background process"], root)
+    cpu0 = daemon_cpu(root)
+    r["after_query"] = [run([*dmm, "query", QUERIES[i % 5]], root) for i in range(runs)]
+    r["daemon_cpu_per_query"] = [(daemon_cpu(root) - cpu0) / runs]
+    r["after_hook"] = [run([*dmm, "agent", "hook", "user-prompt-submit"], root, None,
+                           hook_input) for _ in range(runs)]
+    r["after_warm"], r["after_warm_new"] = zip(in_process(root, runs, True, python))
+    stop_daemon(root)
+    return r
+
+
+def bench(size: int, runs: int, embed: bool, baseline: str | None, rounds: int) -> list[dict]:
+    """Rows for ``size``: one per install, measured in alternating rounds on one store."""
     tmp = Path(tempfile.mkdtemp(prefix=f"dmm_sem_{size}_"))
-    r: dict = {"size": size}
     try:
         files = make_repo(tmp, size)
-        off = {"DMM_SEMANTIC": "off"}
-        run([*DMM, "reindex"], tmp, off)
+        run([*DMM, "reindex"], tmp, {"DMM_SEMANTIC": "off"})
         time.sleep(2.1)  # past the cache's racy-mtime window
-        r["python"] = medians([run([sys.executable, "-c", "pass"], tmp) for _ in range(runs)])
-        hook_input = json.dumps({"prompt": QUERIES[0]})
-        r["before_query"] = medians([run([*DMM, "query", QUERIES[i % 5]], tmp, off)
-                                     for i in range(runs)])
-        r["before_hook"] = medians([run([*DMM, "agent", "hook", "user-prompt-submit"], tmp,
-                                        off, hook_input) for _ in range(runs)])
-        r["before_warm"] = in_process(tmp, runs, False)
+        python = [run([sys.executable, "-c", "pass"], tmp) for _ in range(runs)]
+        first: dict = {}
         if embed:
-            r["index_wall"], r["index_cpu"] = run([*DMM, "reindex"], tmp)
+            first["index_wall"], first["index_cpu"] = run([*DMM, "reindex"], tmp)
         else:
             synthetic_vectors(tmp)
-        run([*DMM, "query", "start the background process"], tmp)
-        cpu0 = daemon_cpu(tmp)
-        after = [run([*DMM, "query", QUERIES[i % 5]], tmp) for i in range(runs)]
-        r["daemon_cpu_per_query"] = (daemon_cpu(tmp) - cpu0) / runs
-        r["after_query"] = medians(after)
-        r["after_hook"] = medians([run([*DMM, "agent", "hook", "user-prompt-submit"], tmp,
-                                       None, hook_input) for _ in range(runs)])
-        r["after_warm"] = in_process(tmp, runs, True)
+        samples: dict[str, dict] = {label: {} for label, _ in installs(baseline)}
+        for _ in range(rounds):
+            for label, py in installs(baseline):
+                for key, values in measure(tmp, py, runs).items():
+                    samples[label].setdefault(key, []).extend(values)
+        rows = []
+        for label, _ in installs(baseline):
+            got = samples[label]
+            row = {"size": size, "install": label, "python": medians(python), **first,
+                   "daemon_cpu_per_query": statistics.median(got["daemon_cpu_per_query"]),
+                   **{k: statistics.median(got[k]) for k in (
+                       "before_warm", "after_warm", "before_warm_new", "after_warm_new")}}
+            for key in ("before_query", "before_hook", "after_query", "after_hook"):
+                row[key] = medians(got[key])
+            rows.append(row)
         if embed:
-            r["reembed_one"] = reembed_one(tmp, files)
-        from tests.semantic.conftest import stop_daemon
-
-        stop_daemon(tmp)
-        return r
+            rows[-1]["reembed_one"] = reembed_one(tmp, files)
+        return rows
     finally:
+        stop_daemon(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -183,25 +196,35 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--embed", default="", help="sizes whose index is really embedded")
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="rounds per install, alternating (medians over all)")
+    add_baseline_option(ap)
     args = ap.parse_args()
+    if args.baseline:
+        byte_compile_install(args.baseline)
     embed = {int(s) for s in args.embed.split(",") if s}
-    rows = [bench(int(s), args.runs, int(s) in embed) for s in args.sizes.split(",")]
+    print(f"started: {load()}", flush=True)
+    rows = [row for s in args.sizes.split(",")
+            for row in bench(int(s), args.runs, int(s) in embed, args.baseline, args.rounds)]
     ms = lambda v: f"{v * 1000:.0f}"  # noqa: E731
-    print("| memories | python -c pass wall/CPU ms | query before wall/CPU ms (x pass CPU) "
-          "| query after wall/CPU ms (x pass CPU) + background CPU ms | hook before/after ms "
-          "| warm query before/after ms | first index | re-embed one |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"finished: {load()}")
+    print("| memories | install | python -c pass wall/CPU ms | query by words wall/CPU ms "
+          "(x pass CPU) | query (background process) wall/CPU ms (x pass CPU) + its CPU ms "
+          "| hook by words / with the process ms | warm in-process query by words / with "
+          "meaning ms | the same, new words | first index | re-embed one |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         p = r["python"][1]
         index = (f"{r['index_wall']:.0f} s wall, {r['index_cpu']:.0f} s CPU"
                  if "index_wall" in r else "synthetic vectors")
-        print(f"| {r['size']:,} | {ms(r['python'][0])}/{ms(p)} "
+        print(f"| {r['size']:,} | {r['install'] or '-'} | {ms(r['python'][0])}/{ms(p)} "
               f"| {ms(r['before_query'][0])}/{ms(r['before_query'][1])} "
               f"({r['before_query'][1] / p:.1f}x) "
               f"| {ms(r['after_query'][0])}/{ms(r['after_query'][1])} "
               f"({r['after_query'][1] / p:.1f}x) + {ms(r['daemon_cpu_per_query'])} "
               f"| {ms(r['before_hook'][0])}/{ms(r['after_hook'][0])} "
-              f"| {ms(r['before_warm'])}/{ms(r['after_warm'])} | {index} "
+              f"| {ms(r['before_warm'])}/{ms(r['after_warm'])} "
+              f"| {ms(r['before_warm_new'])}/{ms(r['after_warm_new'])} | {index} "
               f"| {ms(r['reembed_one']) + ' ms' if 'reembed_one' in r else '-'} |")
 
 
