@@ -31,6 +31,7 @@ def command(ctx, memory, reason, proposed_by, as_json) -> int:
     from dmm.cli.write_cmd import _submit
     from dmm.index.refresh import open_fresh
     from dmm.lookup import find_memory
+    from dmm.store import text_of
 
     ws = workspace(ctx)
     conn, _ = open_fresh(ws)
@@ -38,7 +39,7 @@ def command(ctx, memory, reason, proposed_by, as_json) -> int:
         found, _ = find_memory(ws, conn, memory)
     finally:
         conn.close()
-    before = (ws.memory_dir / found.path).read_text(encoding="utf-8")
+    before = text_of(ws.memory_dir, found.path, ws.config["store"]["max_file_bytes"])
     after = click.edit(before, extension=".md", require_save=True)
     if after is None or after == before:
         message(f"{found.path} is unchanged: nothing was proposed")
