@@ -12,6 +12,7 @@ import bisect
 import math
 import re
 from collections import Counter
+from collections.abc import Set as AbstractSet
 from typing import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -202,7 +203,8 @@ class Features:
     # what the title forbids, then what body sentences forbid (see prohibitions)
     title_prohibitions: list[Prohibition] = field(default_factory=list)
     prohibitions: list[Prohibition] = field(default_factory=list)
-    all_terms: set[str] = field(default_factory=set)  # every term of title, tags and body
+    # every term of title, tags and body (the vector's keys: a view, not a second set)
+    all_terms: AbstractSet[str] = field(default_factory=set)
     # words that read the same in every language: code, identifiers, acronyms, numbers and
     # normalised quantities ("RFC 9457", "application/problem+json", "duration=3600")
     anchors: set[str] = field(default_factory=set)
@@ -406,13 +408,13 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
                              for family, member in chosen.items()})
             chosen = {}
         out[m.id] = Features(
-            memory=m, vector={t: v / norm for t, v in vec.items()},
+            memory=m, vector=(unit := {t: v / norm for t, v in vec.items()}),
+            all_terms=unit.keys(),  # the indexed terms: title, tags, folders, body
             title_terms=title_terms, quantities=qs,
             contexts=_contexts(stated, qs, title_terms),
             versions=versions(stated), sentences=sentences,
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in prose_sentences for p in prohibitions(s)],
-            all_terms=set(vec),  # the indexed terms: title, tags, folders and body
             anchors=anchors(m.title + "\n" + prose, qs),
             named_contexts=contexts, choices=chosen, asks=asks(m.title) if chosen else set(),
             names=title_names | proper_names(body), title_names=title_names,
