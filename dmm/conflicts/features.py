@@ -198,7 +198,6 @@ class Features:
     title_terms: set[str] = field(default_factory=set)
     quantities: list[Quantity] = field(default_factory=list)
     versions: list[Version] = field(default_factory=list)
-    sentences: list[str] = field(default_factory=list)
     contexts: list[set[str]] = field(default_factory=list)  # terms of each quantity's sentence
     # what the title forbids, then what body sentences forbid (see prohibitions)
     title_prohibitions: list[Prohibition] = field(default_factory=list)
@@ -226,6 +225,13 @@ class Features:
     @property
     def id(self) -> str:
         return self.memory.id
+
+    @cached_property
+    def sentences(self) -> list[str]:
+        """The body's sentences, read when an analyzer first asks (only alternatives does, for
+        memories choosing an answer): kept for every memory, they were a tenth of a full scan's
+        memory."""
+        return split_sentences(self.memory.body)
 
     @cached_property
     def subject(self) -> tuple[str, str] | None:
@@ -390,7 +396,6 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
         vec = {t: w * math.log(1 + n / df.get(t, 1)) for t, w in weights.get(m.id, {}).items()}
         norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
         body = m.body
-        sentences = split_sentences(body)
         prose = _prose(body)
         stated = _stated(prose)
         qs = quantities(stated)[:MAX_QUANTITIES]
@@ -412,7 +417,7 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
             all_terms=unit.keys(),  # the indexed terms: title, tags, folders, body
             title_terms=title_terms, quantities=qs,
             contexts=_contexts(stated, qs, title_terms),
-            versions=versions(stated), sentences=sentences,
+            versions=versions(stated),
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in prose_sentences for p in prohibitions(s)],
             anchors=anchors(m.title + "\n" + prose, qs),

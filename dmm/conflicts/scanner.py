@@ -75,14 +75,18 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
             if _bound(features[i], family):
                 chosen[family].append(i)
     max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * len(active)))
+    # the pairs the alternatives compared: few. The pairs found by shared words are not kept
+    # (millions in a full scan of a large store); each is met once, from its smaller id when
+    # both memories are in focus
     seen: set[tuple[str, str]] = set()
     out = []
 
-    def compare(f: Features, g: Features, min_sim: float) -> None:
+    def compare(f: Features, g: Features, min_sim: float, remember: bool = False) -> None:
         key = (f.id, g.id) if f.id < g.id else (g.id, f.id)
         if key in seen:
             return
-        seen.add(key)
+        if remember:
+            seen.add(key)
         if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
             return
         if apart(f.named_contexts, g.named_contexts) or parallel(f, g):
@@ -100,7 +104,8 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
                     # another answer, or the same answer to a question both titles ask
                     if features[j].choices[family] != member or (
                             j != f.id and family in f.asks & features[j].asks):
-                        compare(f, features[j], 0.0)
+                        compare(f, features[j], 0.0, remember=True)
+    in_focus = {f.id for f in focused}
     for f in focused:
         i = f.id
         shared: dict[str, int] = defaultdict(int)
@@ -111,7 +116,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
                     shared[j] += 1
         # one shared rare word (an id, a number) is chance; two start to be a subject
         for j in [j for j, n in shared.items() if n >= MIN_SHARED_TERMS]:
-            if j != i:
+            if j != i and not (j < i and j in in_focus):  # met from j's side
                 compare(f, features[j], min_sim)
     return sorted(out)
 
