@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import secrets
 import sqlite3
+import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -155,21 +156,20 @@ NEIGHBOURS = 60  # per changed memory, in an incremental scan
 
 def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, dict[str, float]]:
     """BM25 term weights from the cache's postings (no re-tokenising). SQLite returns a new
-    string for every row: each term is kept once (a full scan of 50,000 memories reads about
+    string for every row: each term is interned, kept once (a full scan of 50,000 memories reads about
     five million postings of a few hundred thousand distinct terms)."""
     out: dict[int, dict[str, float]] = defaultdict(dict)
-    one: dict[str, str] = {}
     if docs is None:
         rows = conn.execute("SELECT doc, term, weight FROM postings")
         for doc, term, weight in rows:
-            out[doc][one.setdefault(term, term)] = weight
+            out[doc][sys.intern(term)] = weight
         return out
     for start in range(0, len(docs), 500):
         chunk = docs[start:start + 500]
         marks = ",".join("?" * len(chunk))
         for doc, term, weight in conn.execute(
                 f"SELECT doc, term, weight FROM postings WHERE doc IN ({marks})", chunk):
-            out[doc][one.setdefault(term, term)] = weight
+            out[doc][sys.intern(term)] = weight
     return out
 
 
