@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from array import array
 from collections import Counter
-from collections.abc import Set as AbstractSet
+from collections.abc import Mapping, Set as AbstractSet
 from typing import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +22,7 @@ from dmm.conflicts.alternatives import asks, choices
 from dmm.conflicts.contexts import named_contexts
 from dmm.conflicts.quantities import MONTHS, Quantity, Version, quantities, versions
 from dmm.conflicts.synonyms import widen
+from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
 from dmm.text.analyze import STOPWORDS, stem, terms
@@ -194,7 +196,7 @@ _NO_CORPUS = Corpus({}, 0)
 @dataclass
 class Features:
     memory: Memory
-    vector: dict[str, float] = field(default_factory=dict)  # tf-idf, L2-normalised
+    vector: TermVector = field(default_factory=TermVector)  # tf-idf, L2-normalised
     title_terms: set[str] = field(default_factory=set)
     quantities: list[Quantity] = field(default_factory=list)
     versions: list[Version] = field(default_factory=list)
@@ -202,7 +204,7 @@ class Features:
     # what the title forbids, then what body sentences forbid (see prohibitions)
     title_prohibitions: list[Prohibition] = field(default_factory=list)
     prohibitions: list[Prohibition] = field(default_factory=list)
-    # every term of title, tags and body (the vector's keys: a view, not a second set)
+    # every term of title, tags and body (the vector's terms, not a second set)
     all_terms: AbstractSet[str] = field(default_factory=set)
     # words that read the same in every language: code, identifiers, acronyms, numbers and
     # normalised quantities ("RFC 9457", "application/problem+json", "duration=3600")
@@ -376,11 +378,12 @@ def split_sentences(text: str) -> list[str]:
     return [" ".join(p.split()) for p in parts if p and p.strip()]
 
 
-def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = None,
+def build(memories: list[Memory],
+          weights: Mapping[str, Mapping[str, float] | TermVector] | None = None,
           df: dict[str, int] | None = None, n: int | None = None,
           progress: Callable[[int, int], None] | None = None) -> dict[str, Features]:
     """Features of ``memories``. ``weights`` (BM25 term weights by memory id, as in the cache's
-    postings) are computed when not given; ``df`` and ``n`` (document frequencies and store
+    postings: dicts or TermVectors) are computed when not given; ``df`` and ``n`` (document frequencies and store
     size) default to those of ``memories`` themselves. ``progress(done, total)`` is told
     after each memory (most of a full scan's time is spent here)."""
     if weights is None:
@@ -393,8 +396,12 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
     for done, m in enumerate(memories):
         if progress is not None and done % 50 == 0:
             progress(done, len(memories))
-        vec = {t: w * math.log(1 + n / df.get(t, 1)) for t, w in weights.get(m.id, {}).items()}
-        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        raw = weights.get(m.id, EMPTY)
+        vec = [w * math.log(1 + n / df.get(t, 1)) for t, w in raw.items()]
+        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+        # the raw weights' terms, in their order (a TermVector's tuple is shared, not copied)
+        unit = TermVector(raw.terms if isinstance(raw, TermVector) else tuple(raw),
+                          array("d", [v / norm for v in vec]))
         body = m.body
         prose = _prose(body)
         stated = _stated(prose)
@@ -413,8 +420,8 @@ def build(memories: list[Memory], weights: dict[str, dict[str, float]] | None = 
                              for family, member in chosen.items()})
             chosen = {}
         out[m.id] = Features(
-            memory=m, vector=(unit := {t: v / norm for t, v in vec.items()}),
-            all_terms=unit.keys(),  # the indexed terms: title, tags, folders, body
+            memory=m, vector=unit,
+            all_terms=unit,  # the indexed terms: title, tags, folders, body
             title_terms=title_terms, quantities=qs,
             contexts=_contexts(stated, qs, title_terms),
             versions=versions(stated),
@@ -697,10 +704,12 @@ def guides(a: Features, b: Features) -> bool:
     return min(a.sections, b.sections) >= GUIDE_SECTIONS
 
 
-def cosine(a: Features, b: Features) -> float:
+def cosine(a: Features, b: Features, a_weights: dict[str, float] | None = None) -> float:
+    """The cosine of two memories' vectors (unit length: their dot product). ``a_weights``:
+    ``a.vector.lookup()``, for a caller that compares ``a`` with many others."""
     if len(a.vector) > len(b.vector):
-        a, b = b, a
-    return sum(v * b.vector.get(t, 0.0) for t, v in a.vector.items())
+        return b.vector.dot(a.vector if a_weights is None else a_weights)
+    return a.vector.dot(b.vector)
 
 
 def tag_jaccard(a: Features, b: Features) -> float:
