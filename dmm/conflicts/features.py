@@ -21,7 +21,7 @@ from functools import cached_property
 from dmm.conflicts.alternatives import asks, choices
 from dmm.conflicts.contexts import named_contexts
 from dmm.conflicts.quantities import MONTHS, Quantity, Version, quantities, versions
-from dmm.conflicts.synonyms import widen
+from dmm.conflicts.synonyms import among, widen
 from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
@@ -252,10 +252,11 @@ class Features:
         "processor" and "cap"."""
         return widen(self.title_terms)
 
-    @cached_property
-    def wide_terms(self) -> set[str]:
-        """Every term of the memory with its synonyms."""
-        return widen(self.all_terms)
+    def says(self, found: tuple[str, ...] | set[str]) -> bool:
+        """Whether the memory says every term of ``found``, itself or by a synonym (each in
+        ``widen(all_terms)``). Asked, not kept: a widened copy of every term of each memory a
+        negation reads was most of what a full scan's analyzers held."""
+        return all(among(t, self.all_terms) for t in found)
 
     @cached_property
     def code(self) -> tuple[dict[str, str], set[str]]:

@@ -555,6 +555,21 @@ def test_synonyms_widen_stems_by_their_group():
     assert widen(set()) == set()
 
 
+def test_among_tells_what_widen_would_hold():
+    from dmm.conflicts.synonyms import GROUPS, among, widen
+    from dmm.conflicts.vectors import TermVector
+    from dmm.text.analyze import terms
+
+    words = {t for line in GROUPS for t in terms(line)} | set(terms("stage deploy token"))
+    for text in ("CPU limit", "the repo config", "stage deploy", ""):
+        found = set(terms(text))
+        vector = TermVector.of(dict.fromkeys(found, 1.0))  # a memory's terms, as scans hold them
+        for t in words:
+            assert among(t, found) == among(t, vector) == (t in widen(found)), (text, t)
+    assert among("processor", set(terms("CPU limit")))
+    assert not among("stage", set(terms("production")))
+
+
 def test_a_count_in_other_words_is_the_same_count(repo):
     # seats and members count the same people on a plan (synonyms.py)
     add(repo, "project/a.md", "mem_2025_05_18_001", "Starter plan includes 2 seats",

@@ -46,7 +46,7 @@ def _forbidden(f, g, similar: bool) -> tuple[str, bool] | None:
             [(False, p) for p in body if similar]:
         # the other memory may name the thing in other words ("cap processor time" against
         # "declare a CPU limit"): its words are read with their synonyms
-        if not scope or not (set(scope) <= g.all_terms or set(scope) <= g.wide_terms):
+        if not scope or not (set(scope) <= g.all_terms or g.says(scope)):
             continue
         # a rule deep in a long guide must meet the title in words that say what it is about
         # in this store: "code" or "app" in a store of coding guides meets every title;
