@@ -23,8 +23,9 @@ from dmm.conflicts import sanity, store
 from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
-from dmm.conflicts.features import NEAR_COPY, Features, build, cosine, kinds, parallel
+from dmm.conflicts.features import Features, build
 from dmm.conflicts.merger import merge
+from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
 from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index import db, read
 from dmm.index.similar import similar_memories

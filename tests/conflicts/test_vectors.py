@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import itertools
 
-from dmm.conflicts.features import build, cosine
+from dmm.conflicts.features import build
+from dmm.conflicts.pairs import cosine
 from dmm.conflicts.vectors import TermVector
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory

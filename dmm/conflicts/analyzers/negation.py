@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED, guides
+from dmm.conflicts.cues import DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED
+from dmm.conflicts.pairs import guides
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
