@@ -19,7 +19,8 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-from dmm.conflicts.features import Features, cosine
+from dmm.conflicts.features import Features
+from dmm.conflicts.pairs import cosine
 from dmm.conflicts.model import Candidate
 
 WEIGHTS_FILE = Path(__file__).parent / "data" / "weights.json"

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from dmm.conflicts.calibration import confidence as calibrated, pair_features
-from dmm.conflicts.features import DIRECTIVE, NEAR_COPY, Features, cosine
+from dmm.conflicts.cues import DIRECTIVE
+from dmm.conflicts.features import Features
+from dmm.conflicts.pairs import NEAR_COPY, cosine
 from dmm.conflicts.model import Candidate, Conflict, ConflictMemory, conflict_id, pair_key
 
 ORDER = ("supersession", "stale", "contradictory", "scope_overlap", "duplicate")

@@ -15,6 +15,7 @@ import secrets
 import sqlite3
 import sys
 import time
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -22,8 +23,10 @@ from dmm.conflicts import sanity, store
 from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
-from dmm.conflicts.features import NEAR_COPY, Features, build, cosine, kinds, parallel
+from dmm.conflicts.features import Features, build
 from dmm.conflicts.merger import merge
+from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
+from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index import db, read
 from dmm.index.similar import similar_memories
 
@@ -82,7 +85,8 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
     seen: set[tuple[str, str]] = set()
     out = []
 
-    def compare(f: Features, g: Features, min_sim: float, remember: bool = False) -> None:
+    def compare(f: Features, g: Features, min_sim: float, remember: bool = False,
+                f_weights: dict[str, float] | None = None) -> None:
         key = (f.id, g.id) if f.id < g.id else (g.id, f.id)
         if key in seen:
             return
@@ -92,7 +96,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
             return
         if apart(f.named_contexts, g.named_contexts) or parallel(f, g):
             return
-        sim = cosine(f, g)
+        sim = cosine(f, g, f_weights)
         if sim >= min_sim and (sim >= NEAR_COPY or not kinds(f, g)):
             out.append((key[0], key[1], sim))
 
@@ -109,6 +113,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
     in_focus = {f.id for f in focused}
     for f in focused:
         i = f.id
+        f_weights = f.vector.lookup()  # built once for every comparison of f
         shared: dict[str, int] = defaultdict(int)
         for term in f.vector:
             docs = postings.get(term, ())
@@ -118,7 +123,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
         # one shared rare word (an id, a number) is chance; two start to be a subject
         for j in [j for j, n in shared.items() if n >= MIN_SHARED_TERMS]:
             if j != i and not (j < i and j in in_focus):  # met from j's side
-                compare(f, features[j], min_sim)
+                compare(f, features[j], min_sim, f_weights=f_weights)
     return sorted(out)
 
 
@@ -154,22 +159,30 @@ def candidates(features: dict[str, Features], focus: set[str], config: dict,
 NEIGHBOURS = 60  # per changed memory, in an incremental scan
 
 
-def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, dict[str, float]]:
-    """BM25 term weights from the cache's postings (no re-tokenising). SQLite returns a new
-    string for every row: each term is interned, kept once (a full scan of 50,000 memories reads about
-    five million postings of a few hundred thousand distinct terms)."""
-    out: dict[int, dict[str, float]] = defaultdict(dict)
-    if docs is None:
-        rows = conn.execute("SELECT doc, term, weight FROM postings")
+def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, TermVector]:
+    """BM25 term weights from the cache's postings (no re-tokenising), as compact vectors
+    (vectors.py). SQLite returns a new string for every row: each term is interned, kept once
+    (a full scan of 50,000 memories reads about five million postings of a few hundred
+    thousand distinct terms)."""
+    terms: dict[int, list[str]] = defaultdict(list)
+    weights: dict[int, array] = defaultdict(lambda: array("d"))
+
+    def take(rows) -> None:
         for doc, term, weight in rows:
-            out[doc][sys.intern(term)] = weight
-        return out
-    for start in range(0, len(docs), 500):
+            terms[doc].append(sys.intern(term))
+            weights[doc].append(weight)
+
+    if docs is None:
+        take(conn.execute("SELECT doc, term, weight FROM postings"))
+    for start in range(0, len(docs or ()), 500):
         chunk = docs[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        for doc, term, weight in conn.execute(
-                f"SELECT doc, term, weight FROM postings WHERE doc IN ({marks})", chunk):
-            out[doc][sys.intern(term)] = weight
+        take(conn.execute(f"SELECT doc, term, weight FROM postings WHERE doc IN ({marks})",
+                          chunk))
+    out = {}
+    while terms:  # one memory's list at a time becomes its tuple
+        doc, found = terms.popitem()
+        out[doc] = TermVector(tuple(found), weights.pop(doc))
     return out
 
 
@@ -222,7 +235,7 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None) -> tupl
     if focus_ids is None:
         memories = read.memories(conn)
         by_doc = _weights(conn, None)
-        weights = {m.id: by_doc.get(docs[m.id], {}) for m in memories}
+        weights = {m.id: by_doc.get(docs[m.id], EMPTY) for m in memories}
         return memories, weights, None, None, {m.id for m in memories}
     focus = {i for i in focus_ids if i in docs}
     wanted = set(focus)
@@ -242,7 +255,7 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None) -> tupl
         wanted |= other_answers(conn, memory.title).keys()
     subset = list(read.memories_by_doc(conn, [docs[i] for i in wanted if i in docs]).values())
     by_doc = _weights(conn, [docs[m.id] for m in subset])
-    weights = {m.id: by_doc.get(docs[m.id], {}) for m in subset}
+    weights = {m.id: by_doc.get(docs[m.id], EMPTY) for m in subset}
     terms = sorted({t for w in weights.values() for t in w})
     df: dict[str, int] = {}
     for start in range(0, len(terms), 500):

@@ -8,12 +8,13 @@ how engineering rules are written (not neighbours that often appear together: "s
 analyzers that bind two memories by the words of a rule (what a sentence forbids, what a value
 is said about) read a memory's words widened by their groups.
 
-Pure data and two functions (widen, canonical). Words are stemmed as everywhere
+Pure data and three functions (widen, among, canonical). Words are stemmed as everywhere
 (dmm.text.analyze.terms).
 """
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Iterable
 
 from dmm.text.analyze import terms
@@ -61,3 +62,10 @@ def widen(found: Iterable[str]) -> set[str]:
     for t in _WORDS.intersection(out):
         out |= _GROUP[t]
     return out
+
+
+def among(term: str, found: Set[str]) -> bool:
+    """Whether ``term`` is in ``widen(found)``, without building that set: it is one of
+    ``found`` or shares a group with one of them (a group that holds one word holds the other
+    both ways, so ``term``'s own groups tell)."""
+    return term in found or (term in _GROUP and not _GROUP[term].isdisjoint(found))

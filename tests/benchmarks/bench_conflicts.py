@@ -3,16 +3,26 @@
     python tests/benchmarks/bench_conflicts.py --sizes 100,1000,10000 [--runs 5]
     python tests/benchmarks/bench_conflicts.py --list-only --sizes 10000 --runs 20 \
         [--baseline /path/to/main/.venv/bin/python]
+    python tests/benchmarks/bench_conflicts.py --full-only --sizes 10000,50000 --runs 1 \
+        [--baseline /path/to/main/.venv/bin/python]
 
 Reports medians of: `dmm conflicts scan --full`; the incremental scan after a commit that
 changes one memory (`dmm conflicts scan`, what the post-commit hook runs); `dmm conflicts
 list`; and the time the hooks add to a `git commit` that does not touch .dmm/ (the same commit
 with and without the hooks installed, interleaved).
+
+--full-only: `dmm conflicts scan --full` per install (--baseline), alternating on one store per
+size: peak resident memory, CPU and wall time, the conflicts found and a digest of them (ids,
+pairs, types, methods, confidences of `dmm conflicts list --json`: equal digests, equal
+findings).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -22,8 +32,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (DMM, add_baseline_option, byte_compile, make_repo,  # noqa: E402
-                    report_reads, timed)
+from common import (DMM, add_baseline_option, byte_compile, byte_compile_install,  # noqa: E402
+                    dmm_of, installs, load, make_repo, report_reads, timed)
 
 
 def bench(size: int, runs: int) -> dict:
@@ -67,6 +77,61 @@ def full_scan(root: Path) -> None:
                    capture_output=True)
 
 
+def full_scans(size: int, baseline: str | None, runs: int) -> list[dict]:
+    """Full scans of one store of ``size`` memories by each install, alternating."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"dmm_bench_cf_full_{size}_"))
+    env = {**os.environ, "DMM_SEMANTIC": "off"}
+    try:
+        make_repo(tmp, size)
+        subprocess.run([*DMM, "reindex"], cwd=tmp, check=True, capture_output=True, env=env)
+        time.sleep(2.1)
+        got: dict[str, dict] = {}
+        for _ in range(runs):
+            for label, python in installs(baseline):
+                dmm = dmm_of(python)
+                row = got.setdefault(label, {"install": label, "size": size, "peak": [],
+                                             "cpu": [], "wall": []})
+                start = time.perf_counter()
+                proc = subprocess.Popen([*dmm, "conflicts", "scan", "--full"], cwd=tmp, env=env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                _, status, usage = os.wait4(proc.pid, 0)
+                if os.waitstatus_to_exitcode(status) != 0:
+                    raise SystemExit(f"{label}: scan failed: {proc.stderr.read().decode()}")
+                row["wall"].append(time.perf_counter() - start)
+                row["peak"].append(usage.ru_maxrss / 1024)
+                row["cpu"].append(usage.ru_utime + usage.ru_stime)
+                listed = json.loads(subprocess.run(
+                    [*dmm, "conflicts", "list", "--json", "--limit", "1000000"], cwd=tmp,
+                    env=env, check=True, capture_output=True).stdout)["conflicts"]
+                row["conflicts"], row["digest"] = len(listed), digest(listed)
+        return list(got.values())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def digest(listed: list[dict]) -> str:
+    """What a scan found, as a short digest: every field of every conflict (id, memories and
+    roles, type, method, confidence, description, evidence) but when it was detected."""
+    rows = sorted(json.dumps({k: v for k, v in c.items() if k != "detected_at"}, sort_keys=True)
+                  for c in listed)
+    return hashlib.sha256("\n".join(rows).encode()).hexdigest()[:12]
+
+
+def report_full(args) -> None:
+    if args.baseline:
+        byte_compile_install(args.baseline)
+    print(f"started: {load()}", flush=True)
+    rows = [r for s in args.sizes.split(",") for r in full_scans(int(s), args.baseline,
+                                                                   args.runs)]
+    print(f"finished: {load()}")
+    print("| memories | install | peak RSS | CPU | wall | conflicts | digest |")
+    print("|---:|---|---:|---:|---:|---:|---|")
+    for r in rows:
+        print(f"| {r['size']:,} | {r['install'] or '-'} | {statistics.median(r['peak']):.0f} MiB "
+              f"| {statistics.median(r['cpu']):.1f} s | {statistics.median(r['wall']):.1f} s "
+              f"| {r['conflicts']:,} | {r['digest']} |")
+
+
 def main() -> None:
     byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -75,9 +140,15 @@ def main() -> None:
     ap.add_argument("--list-only", action="store_true",
                     help="only `dmm conflicts list`, per install (--baseline), without and "
                          "with a background process")
+    ap.add_argument("--full-only", action="store_true",
+                    help="only `dmm conflicts scan --full`, per install (--baseline): peak "
+                         "memory, CPU and wall time, conflicts found")
     ap.add_argument("--rounds", type=int, default=2)
     add_baseline_option(ap)
     args = ap.parse_args()
+    if args.full_only:
+        report_full(args)
+        return
     if args.list_only:
         report_reads(args, {"conflicts list": ["conflicts", "list"]}, full_scan)
         return

@@ -145,7 +145,7 @@ def test_unrelated_memories_and_ephemeral_pairs_are_quiet(repo):
 
 
 def test_negation_cues_respect_word_boundaries():
-    from dmm.conflicts.features import NEGATION
+    from dmm.conflicts.cues import NEGATION
 
     assert NEGATION.search("Do not push to main") and NEGATION.search("Nunca hagas push")
     assert NEGATION.search("Niemals direkt pushen") and NEGATION.search("不要直接推送")
@@ -169,7 +169,7 @@ def test_a_body_that_forbids_what_the_other_title_states_is_a_contradiction(repo
 
 
 def test_a_thing_kept_out_of_a_place_is_forbidden_there(repo):
-    from dmm.conflicts.features import prohibitions
+    from dmm.conflicts.cues import prohibitions
 
     assert [p[1] for p in prohibitions("The npm lockfile stays out of version control")] == [
         ("npm", "lockfil")]
@@ -183,7 +183,7 @@ def test_a_thing_kept_out_of_a_place_is_forbidden_there(repo):
 
 
 def test_a_negated_description_or_a_comparison_forbids_nothing(repo):
-    from dmm.conflicts.features import prohibitions
+    from dmm.conflicts.cues import prohibitions
 
     assert prohibitions("3 not a git repository") == []
     assert prohibitions("This is not the production database") == []
@@ -199,7 +199,7 @@ def test_a_negated_description_or_a_comparison_forbids_nothing(repo):
 
 
 def test_a_condition_forbids_nothing(repo):
-    from dmm.conflicts.features import prohibitions
+    from dmm.conflicts.cues import prohibitions
 
     assert prohibitions("If there is no lock file, the build fails.") == []
     assert prohibitions("When no token is given, requests are anonymous.") == []
@@ -281,7 +281,7 @@ def test_forbidding_one_action_does_not_contradict_another_action_on_the_same_th
 def test_code_wrapped_onto_the_next_line_is_one_piece_of_code():
     """A code span may wrap (markdown reads the line break as a space): its tokens are
     anchors, and a backtick after a blank line starts nothing."""
-    from dmm.conflicts.features import anchors
+    from dmm.conflicts.anchors import anchors
 
     found = anchors("Regenerate them with `./gradlew\n:db:generateJooq` and compile again.", [])
     assert {"gradlew", "generatejooq"} <= found
@@ -357,7 +357,7 @@ def test_two_values_are_compared_only_when_said_about_two_shared_words(repo):
 
 
 def test_kinds_are_read_from_the_subject_a_title_opens_with():
-    from dmm.conflicts.features import _subject_compound, compounds
+    from dmm.conflicts.pairs import _subject_compound, compounds
 
     assert _subject_compound("The refresh tokens last 30 days") == ("refresh", "token")
     assert _subject_compound("How to rotate signing keys") is None  # a question
@@ -480,7 +480,7 @@ def test_two_people_named_for_the_same_role_contradict(repo):
 
 
 def test_a_name_at_the_start_of_a_wrapped_line_is_still_a_name():
-    from dmm.conflicts.features import proper_names
+    from dmm.conflicts.names import proper_names
 
     text = ("The staff app is maintained by the contractor team at\nNordwave since June.\n\n"
             "Since then nothing changed.\n- Reviews happen weekly.\n1. Builds run nightly.")
@@ -555,6 +555,21 @@ def test_synonyms_widen_stems_by_their_group():
     assert widen(set()) == set()
 
 
+def test_among_tells_what_widen_would_hold():
+    from dmm.conflicts.synonyms import GROUPS, among, widen
+    from dmm.conflicts.vectors import TermVector
+    from dmm.text.analyze import terms
+
+    words = {t for line in GROUPS for t in terms(line)} | set(terms("stage deploy token"))
+    for text in ("CPU limit", "the repo config", "stage deploy", ""):
+        found = set(terms(text))
+        vector = TermVector.of(dict.fromkeys(found, 1.0))  # a memory's terms, as scans hold them
+        for t in words:
+            assert among(t, found) == among(t, vector) == (t in widen(found)), (text, t)
+    assert among("processor", set(terms("CPU limit")))
+    assert not among("stage", set(terms("production")))
+
+
 def test_a_count_in_other_words_is_the_same_count(repo):
     # seats and members count the same people on a plan (synonyms.py)
     add(repo, "project/a.md", "mem_2025_05_18_001", "Starter plan includes 2 seats",
@@ -615,7 +630,7 @@ def test_two_people_holding_one_role_contradict(repo):
 
 
 def test_role_holders_are_read_from_what_a_memory_says():
-    from dmm.conflicts.features import holders
+    from dmm.conflicts.names import holders
 
     assert holders("Marta Ruiz is our appointed Data Protection Officer.")["dpo"] == (
         "Marta Ruiz", "Data Protection Officer")

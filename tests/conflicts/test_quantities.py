@@ -107,7 +107,8 @@ def test_a_run_on_text_is_read_near_each_value_and_only_its_first_values():
     """A pasted log or a list of figures without full stops is one long "sentence": each value
     is read with the words near it, and only the first values of such a dump are compared
     (reading the whole text around each of thousands of values took minutes per memory)."""
-    from dmm.conflicts.features import CONTEXT_CHARS, MAX_QUANTITIES, build
+    from dmm.conflicts.features import MAX_QUANTITIES, build
+    from dmm.conflicts.prose import CONTEXT_CHARS
     from dmm.memory import Memory
 
     body = "the upload proxy waits 30 seconds " + " ".join(

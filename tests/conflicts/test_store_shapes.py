@@ -138,7 +138,7 @@ def test_one_rule_deep_in_a_guide_says_nothing_against_another_guide(repo):
 
 
 def test_an_instruction_that_mentions_a_change_records_none():
-    from dmm.conflicts.features import records_change
+    from dmm.conflicts.cues import records_change
 
     assert not records_change("Add a note to the README explaining that the repo has been "
                               "retired.")

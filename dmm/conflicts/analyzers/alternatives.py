@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from dmm.conflicts.alternatives import FAMILIES, NAME_TERMS, mention
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import CHANGE, NEGATION, Features
+from dmm.conflicts.cues import CHANGE, NEGATION
+from dmm.conflicts.features import Features
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 

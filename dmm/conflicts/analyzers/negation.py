@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED, guides
+from dmm.conflicts.cues import DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED
+from dmm.conflicts.pairs import guides
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 
@@ -46,7 +47,7 @@ def _forbidden(f, g, similar: bool) -> tuple[str, bool] | None:
             [(False, p) for p in body if similar]:
         # the other memory may name the thing in other words ("cap processor time" against
         # "declare a CPU limit"): its words are read with their synonyms
-        if not scope or not (set(scope) <= g.all_terms or set(scope) <= g.wide_terms):
+        if not scope or not (set(scope) <= g.all_terms or g.says(scope)):
             continue
         # a rule deep in a long guide must meet the title in words that say what it is about
         # in this store: "code" or "app" in a store of coding guides meets every title;

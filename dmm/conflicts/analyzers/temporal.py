@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dmm.conflicts.analyzers import ScanContext
 from dmm.conflicts.alternatives import choices
-from dmm.conflicts.features import TRANSITION, Features, cosine
+from dmm.conflicts.cues import TRANSITION
+from dmm.conflicts.features import Features
+from dmm.conflicts.pairs import cosine
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.features import exception_to, guides
+from dmm.conflicts.pairs import exception_to, guides
 from dmm.conflicts.model import Candidate
 from dmm.conflicts.quantities import same_value
 from dmm.conflicts.synonyms import canonical

@@ -1,0 +1,76 @@
+"""A memory's prose and sentences: the body without code blocks and links, the prose that states
+values (no tables), its sentences, its point (title and first sentence), and the sentence each
+value is said in.
+
+Pure: text in, text out.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from dmm.conflicts.quantities import Quantity
+from dmm.text.analyze import terms
+
+_CODE_BLOCK = re.compile(r"^```.*?^```", re.S | re.M)
+_LINK = re.compile(r"\[[^\]\n]*\]\([^)\n]*\)")
+
+
+def _prose(body: str) -> str:
+    """``body`` without code blocks and links: a link's text ("see [Avoid X](x.md)") cites
+    another memory, it does not forbid anything."""
+    return _LINK.sub("", _CODE_BLOCK.sub("", body))
+
+
+_TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
+
+
+def _stated(prose: str) -> str:
+    """The prose that states values: a table (of targets, of examples, of versions per
+    platform) lists values side by side, none of them is the memory's one answer."""
+    return _TABLE_ROW.sub("", prose)
+
+
+def lead(title: str, prose_sentences: list[str]) -> list[str]:
+    """A memory's point: its title and the first sentence of its prose. A memory that records
+    a change says so there ("Paging moved from Opsgenie to PagerDuty"); a change mentioned
+    further down a guide ("models trained on the 1.x API generate code that no longer works")
+    is a detail of its subject, not a claim that another memory is out of date."""
+    first = next((s for s in prose_sentences if not s.lstrip().startswith(("|", ">"))), "")
+    return [title, first] if first else [title]
+
+
+def split_sentences(text: str) -> list[str]:
+    text = re.sub(r"^#.*$", "", text, flags=re.M)
+    parts = re.split(r"(?<=[.!?。；;])\s+|\n\s*\n|(?<=[。！？])", text)
+    return [" ".join(p.split()) for p in parts if p and p.strip()]
+
+
+# where a sentence ends: its full stop, a blank line, a list item or a heading; not a line
+# break inside a paragraph (memories are markdown, often wrapped at 80 columns)
+_SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n\s*(?:\n|[-*+]\s|\d+[.)]\s|#)")
+
+
+# a "sentence" longer than this either side of a value is a run-on text (a pasted log, a list
+# of figures without full stops): the words near the value are its context
+CONTEXT_CHARS = 300
+
+
+def _contexts(text: str, qs: list[Quantity], title_terms: set[str]) -> list[set[str]]:
+    """The terms of the sentence each quantity of ``text`` is said in, with the title's. Each
+    sentence is read once, however many values it holds."""
+    breaks = [(m.start(), m.end()) for m in _SENTENCE_BREAK.finditer(text)]
+    starts, ends = [b[0] for b in breaks], [b[1] for b in breaks]
+    read: dict[tuple[int, int], set[str]] = {}
+    out = []
+    for q in qs:
+        i = bisect.bisect_right(ends, q.start) - 1
+        j = bisect.bisect_left(starts, q.start)
+        span = (ends[i] if i >= 0 else 0, starts[j] if j < len(starts) else len(text))
+        if span[1] - span[0] > 2 * CONTEXT_CHARS:
+            span = (max(span[0], q.start - CONTEXT_CHARS), min(span[1], q.start + CONTEXT_CHARS))
+        if span not in read:
+            read[span] = set(terms(text[span[0]:span[1]])) | title_terms
+        out.append(read[span])
+    return out
