@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dmm.semantic import client
+from dmm.semantic import client, model
 
 ON = {"DMM_SEMANTIC": "on"}
 
@@ -36,6 +36,17 @@ def stop_daemon(root: Path) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.05)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory):
+    """Derived model files go to a folder of this test run, not the user's cache: derived
+    once by the first test that loads the model, found there by every later one and by the
+    background processes the tests start (they inherit the environment)."""
+    folder = tmp_path_factory.mktemp("model-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(model.CACHE_ENV, str(folder))
+        yield folder
 
 
 @pytest.fixture(autouse=True)
