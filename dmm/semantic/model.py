@@ -6,8 +6,8 @@ against the sha256 below before onnxruntime reads it; the tokenizer (the model's
 ``tokenizer.json``, Apache-2.0, identical to the one sentence-transformers publishes) ships in
 ``dmm/semantic/data/`` and is checked the same way. Nothing is ever downloaded.
 
-numpy, onnxruntime and tokenizers are imported here and only here, the first time a model is
-loaded: a process that never embeds (a plain `dmm query` answered by the background process,
+numpy, onnxruntime and tokenizers are imported here and only here (onnx too, while deriving
+the int8 model below), the first time a model is loaded: a process that never embeds (a plain `dmm query` answered by the background process,
 `dmm list`, a git hook) never pays for them. ``unavailable()`` says why the model cannot load
 (a package missing, a file whose hash differs, `semantic.enabled = false`) without loading it.
 
@@ -215,7 +215,7 @@ def _probe(ort, pinned: bytes, derived: bytes) -> None:
     """Refuse a derived model whose vectors drift from the pinned model's."""
     np = numpy()
     sessions = [_session(ort, weights, 1) for weights in (pinned, derived)]
-    vectors = [Model._embed_with(session, _tokenizer(), np, _PROBES, 16)
+    vectors = [Model._embed_with(session, _tokenizer(), np, _PROBES, 1)
                for session in sessions]
     worst = float((vectors[0] * vectors[1]).sum(axis=1).min())
     if worst < MIN_PROBE_COSINE:
@@ -291,9 +291,15 @@ class Model:
         self._tokenizer = _tokenizer()
         self._session = _session(ort, weights, threads)
 
-    def embed(self, texts: list[str], batch: int = 16):
+    def embed(self, texts: list[str], batch: int | None = None):
         """Unit-length embeddings of ``texts`` (mean pooling over real tokens, then L2: the
-        sentence-transformers pipeline of this model)."""
+        sentence-transformers pipeline of this model). The int8 model embeds one text at a
+        time: it quantizes each product's input with one scale for the whole batch, so in a
+        batch a text's vector would depend on its neighbours and their padding (cosine 0.98
+        to itself alone); one at a time it is a function of the text, and no slower (no
+        padding). The float32 model gives the same vectors either way, faster in batches."""
+        if batch is None:
+            batch = 1 if self.id == DERIVED_ID else 16
         return self._embed_with(self._session, self._tokenizer, self._np, texts, batch)
 
     @staticmethod

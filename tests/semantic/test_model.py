@@ -126,3 +126,16 @@ def test_a_worker_with_another_model_refuses_to_embed(tmp_path, monkeypatch, fre
     assert vecs.shape == (3, model.DIMENSION) and counts == [2, 1]
     with pytest.raises(model.ModelUnavailable, match="not all-MiniLM-L6-v2-int8$"):
         index._embed_batch([TEXTS], model_id=model.MODEL_ID)
+
+
+def test_an_int8_vector_is_a_function_of_its_text_alone(monkeypatch, fresh, derived):
+    """The int8 model quantizes a product's input with one scale per batch: it embeds one
+    text at a time, so a passage gets the same vector whatever was embedded beside it."""
+    monkeypatch.setenv(model.CACHE_ENV, str(derived.parent.parent))
+    loaded = model.load()
+    assert loaded.id == model.DERIVED_ID
+    alone = loaded.embed(TEXTS[:1])
+    among = loaded.embed(["a much longer neighbour " * 12, TEXTS[1], TEXTS[0]])
+    assert (alone[0] == among[2]).all()
+    batched = loaded.embed(["a much longer neighbour " * 12, TEXTS[0]], batch=16)
+    assert (batched[1] != alone[0]).any()  # what embedding in batches would do
