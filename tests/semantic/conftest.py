@@ -3,6 +3,7 @@ stopped at the end of each test."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -41,11 +42,14 @@ def stop_daemon(root: Path) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def model_cache(tmp_path_factory):
     """Derived model files go to a folder of this test run, not the user's cache: derived
-    once by the first test that loads the model, found there by every later one and by the
-    background processes the tests start (they inherit the environment)."""
+    here, once, and found there by every test and by the background processes the tests
+    start (they inherit the environment), so none of them waits for a derivation."""
     folder = tmp_path_factory.mktemp("model-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(model.CACHE_ENV, str(folder))
+        if model.unavailable() is None:
+            with contextlib.suppress(ImportError, model.ModelUnavailable):  # no onnx here
+                model._derive(folder / "models", model._derived_stem())
         yield folder
 
 
