@@ -27,11 +27,15 @@ EXACT_UP_TO = 3000  # memories: a larger store looks at the passages of its near
 COARSE_TOP = 400
 
 
-def _embed_batch(passages: list[list[str]], threads: int = 1):
+def _embed_batch(passages: list[list[str]], threads: int = 1, model_id: str | None = None):
     """(vectors of every passage, passages per memory) for one batch of memories; run in this
-    process or in a worker process (module level: a worker imports it by name)."""
+    process or in a worker process (module level: a worker imports it by name). ``model_id``:
+    the model the vectors are stored under; a worker that loaded another one refuses."""
     flat = [p for parts in passages for p in parts]
-    return model.load(threads).embed(flat), [len(parts) for parts in passages]
+    loaded = model.load(threads)
+    if model_id is not None and loaded.id != model_id:
+        raise model.ModelUnavailable(f"this process loaded {loaded.id}, not {model_id}")
+    return loaded.embed(flat), [len(parts) for parts in passages]
 
 
 @contextlib.contextmanager
@@ -42,12 +46,15 @@ def _embedder(threads: int, workers: int):
     if workers <= 1:
         yield lambda batches: (_embed_batch(b, threads) for b in batches)
         return
+    import functools
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    # the model (derived now if it must be) is decided here, before the workers look for it
+    embed = functools.partial(_embed_batch, threads=1, model_id=model.model_id())
     # spawn: a fork would copy this process's threads and SQLite handles
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        yield lambda batches: pool.map(_embed_batch, batches)
+        yield lambda batches: pool.map(embed, batches)
 
 
 class SemanticIndex:
@@ -87,13 +94,14 @@ class SemanticIndex:
                 return 0
             self.pending = None
             texts: dict[str, tuple[str, str]] = {}
+            model_id = model.model_id()  # the model whose vectors these are
             with db.snapshot(conn):  # doc numbers and texts from one state of the cache
                 row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
                 generation = row[0] if row else ""
                 rows = conn.execute("SELECT path, digest FROM memories").fetchall()
                 new = dict((path, digest) for path, digest in rows if digest not in self._keys)
                 for path, title, body in self._texts(conn, list(new)):
-                    key = chunks.text_key(model.MODEL_ID, title, body)
+                    key = chunks.text_key(model_id, title, body)
                     self._keys[new[path]] = key
                     if key not in self._vecs:
                         texts[key] = (title, body)
@@ -102,7 +110,7 @@ class SemanticIndex:
                          and self._keys[digest] not in self._vecs
                          and self._keys[digest] not in texts]
                 for _path, title, body in self._texts(conn, again):
-                    texts[chunks.text_key(model.MODEL_ID, title, body)] = (title, body)
+                    texts[chunks.text_key(model_id, title, body)] = (title, body)
             docs = {path: self._keys[digest] for path, digest in rows if digest in self._keys}
             embedded = self._fill(docs, texts, progress)
             live = set(docs.values())

@@ -16,7 +16,8 @@ Within a row, "by words" is dmm with DMM_SEMANTIC=off and "with the process" the
 - the UserPromptSubmit hook (`dmm agent hook user-prompt-submit`) as a whole process;
 - a warm in-process query (what `dmm mcp` / `dmm serve` / the background process do), for
   tasks it was asked before and for tasks whose words it never saw;
-- the first full semantic index (`dmm reindex`, real embedding) for sizes given in --embed;
+- the first full semantic index (`dmm reindex`, real embedding) for sizes given in --embed
+  (with --pinned-too, first with the pinned model, then with the default int8 one);
   other sizes get random unit vectors written straight into the vector cache (timing of the
   query only: the cost of a cosine does not depend on the values; never a quality figure);
 - re-embedding one changed memory (in process: refresh + sync).
@@ -154,7 +155,8 @@ def measure(root: Path, python: str, runs: int) -> dict:
     return r
 
 
-def bench(size: int, runs: int, embed: bool, baseline: str | None, rounds: int) -> list[dict]:
+def bench(size: int, runs: int, embed: bool, baseline: str | None, rounds: int,
+          pinned_too: bool = False) -> list[dict]:
     """Rows for ``size``: one per install, measured in alternating rounds on one store."""
     tmp = Path(tempfile.mkdtemp(prefix=f"dmm_sem_{size}_"))
     try:
@@ -163,6 +165,10 @@ def bench(size: int, runs: int, embed: bool, baseline: str | None, rounds: int) 
         time.sleep(2.1)  # past the cache's racy-mtime window
         python = [run([sys.executable, "-c", "pass"], tmp) for _ in range(runs)]
         first: dict = {}
+        if embed and pinned_too:  # the pinned model first, then its vectors are dropped
+            first["pinned_wall"], first["pinned_cpu"] = run([*DMM, "reindex"], tmp,
+                                                            {"DMM_SEMANTIC_INT8": "off"})
+            (tmp / ".dmm" / "index" / "semantic.sqlite3").unlink()
         if embed:
             first["index_wall"], first["index_cpu"] = run([*DMM, "reindex"], tmp)
         else:
@@ -195,6 +201,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--embed", default="", help="sizes whose index is really embedded")
+    ap.add_argument("--pinned-too", action="store_true",
+                    help="first index with the pinned model too (DMM_SEMANTIC_INT8=off), "
+                         "then with the default int8 one, on the same store")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2,
                     help="rounds per install, alternating (medians over all)")
@@ -205,7 +214,8 @@ def main() -> None:
     embed = {int(s) for s in args.embed.split(",") if s}
     print(f"started: {load()}", flush=True)
     rows = [row for s in args.sizes.split(",")
-            for row in bench(int(s), args.runs, int(s) in embed, args.baseline, args.rounds)]
+            for row in bench(int(s), args.runs, int(s) in embed, args.baseline, args.rounds,
+                             args.pinned_too)]
     ms = lambda v: f"{v * 1000:.0f}"  # noqa: E731
     print(f"finished: {load()}")
     print("| memories | install | python -c pass wall/CPU ms | query by words wall/CPU ms "
@@ -217,6 +227,8 @@ def main() -> None:
         p = r["python"][1]
         index = (f"{r['index_wall']:.0f} s wall, {r['index_cpu']:.0f} s CPU"
                  if "index_wall" in r else "synthetic vectors")
+        if "pinned_wall" in r:
+            index += f" (pinned model: {r['pinned_wall']:.0f} s wall, {r['pinned_cpu']:.0f} s CPU)"
         print(f"| {r['size']:,} | {r['install'] or '-'} | {ms(r['python'][0])}/{ms(p)} "
               f"| {ms(r['before_query'][0])}/{ms(r['before_query'][1])} "
               f"({r['before_query'][1] / p:.1f}x) "

@@ -156,8 +156,10 @@ def synthetic_vectors(root: Path) -> None:
         n = len(chunks.passages(title, body))
         v = rng.standard_normal((n, model.DIMENSION)).astype(np.float32)
         v /= np.linalg.norm(v, axis=1, keepdims=True)
-        rows.append((chunks.text_key(model.MODEL_ID, title, body), n,
-                     v.astype(np.float16).tobytes()))
+        # under the id of the pinned model and of the derived one: an install of either finds them
+        for model_id in {model.MODEL_ID, model.model_id()}:
+            rows.append((chunks.text_key(model_id, title, body), n,
+                         v.astype(np.float16).tobytes()))
     store = vectors.connect(ws.index_dir)
     vectors.store(store, rows)
     store.close()

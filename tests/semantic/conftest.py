@@ -3,6 +3,7 @@ stopped at the end of each test."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dmm.semantic import client
+from dmm.semantic import client, model
 
 ON = {"DMM_SEMANTIC": "on"}
 
@@ -36,6 +37,20 @@ def stop_daemon(root: Path) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.05)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory):
+    """Derived model files go to a folder of this test run, not the user's cache: derived
+    here, once, and found there by every test and by the background processes the tests
+    start (they inherit the environment), so none of them waits for a derivation."""
+    folder = tmp_path_factory.mktemp("model-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(model.CACHE_ENV, str(folder))
+        if model.unavailable() is None:
+            with contextlib.suppress(ImportError, model.ModelUnavailable):  # no onnx here
+                model._derive(folder / "models", model._derived_stem())
+        yield folder
 
 
 @pytest.fixture(autouse=True)

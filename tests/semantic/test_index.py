@@ -89,8 +89,12 @@ def test_the_model_refuses_weights_that_are_not_the_pinned_ones(tmp_path, monkey
     fake.write_bytes(b"not the model")
     monkeypatch.setattr(model, "model_file", lambda: fake)
     monkeypatch.setattr(model, "_MODEL", None)
+    monkeypatch.setattr(model, "_VARIANT", None)  # nothing derived yet: derived from the fake
+    monkeypatch.setenv(model.CACHE_ENV, str(tmp_path / "cache"))
+    assert "not the pinned file" in model.variant()[2]  # the derivation refused it
     with pytest.raises(model.ModelUnavailable, match="not the pinned file"):
-        model.Model()
+        model.Model()  # and so does the pinned model itself
+    assert not list((tmp_path / "cache").glob("**/*.onnx"))
 
 
 def test_a_machine_without_the_model_answers_by_words_with_one_note(repo, monkeypatch):
