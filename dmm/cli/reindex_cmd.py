@@ -46,12 +46,18 @@ def command(ctx: click.Context, as_json: bool) -> int:
             embedded, why = build_now(ws, conn, progress)
         finally:
             finish()
+        if embedded is not None:
+            from dmm.semantic import model
+
+            model_id, _derived, slower = model.variant()
+        else:
+            model_id = slower = None
     finally:
         conn.close()
     seconds = time.perf_counter() - started
     if as_json:
         emit_json({"files": report.files, "memories": memories, "files_with_errors": errors,
-                   "embedded": embedded, "seconds": round(seconds, 3)})
+                   "embedded": embedded, "model": model_id, "seconds": round(seconds, 3)})
     else:
         message(f"indexed {count(memories, 'memory')} from {count(report.files, 'file')} in "
                 f"{seconds:.2f} s"
@@ -59,4 +65,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
                 + (f"; {count(embedded, 'memory')} embedded" if embedded else ""))
         if why:
             message(f"note: no semantic index: {why}")
+        elif embedded and slower:
+            message(f"note: embedded with the float32 model, twice the CPU of the int8 one: "
+                    f"{slower}")
     return 0

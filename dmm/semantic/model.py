@@ -7,8 +7,8 @@ against the sha256 below before onnxruntime reads it; the tokenizer (the model's
 ``dmm/semantic/data/`` and is checked the same way. Nothing is ever downloaded.
 
 numpy, onnxruntime and tokenizers are imported here and only here (onnx too, while deriving
-the int8 model below), the first time a model is loaded: a process that never embeds (a plain `dmm query` answered by the background process,
-`dmm list`, a git hook) never pays for them. ``unavailable()`` says why the model cannot load
+the int8 model below), the first time a model is loaded: a process that never embeds (a plain
+`dmm query` answered by the background process, `dmm list`, a git hook) never pays for them. ``unavailable()`` says why the model cannot load
 (a package missing, a file whose hash differs, `semantic.enabled = false`) without loading it.
 
 The pinned file stores int8 weights that onnxruntime turns back into float32 constants, so it

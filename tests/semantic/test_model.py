@@ -139,3 +139,21 @@ def test_an_int8_vector_is_a_function_of_its_text_alone(monkeypatch, fresh, deri
     assert (alone[0] == among[2]).all()
     batched = loaded.embed(["a much longer neighbour " * 12, TEXTS[0]], batch=16)
     assert (batched[1] != alone[0]).any()  # what embedding in batches would do
+
+
+def test_reindex_says_which_model_embedded_and_why_the_slower_one(repo, model_cache):
+    import json
+
+    repo.add("project/releases.md", "mem_2025_01_01_aaaaaa", "Releases happen on Tuesdays",
+             "We ship a new version every Tuesday morning after the change log is reviewed.")
+    fast = repo.dmm("reindex", "--json")
+    assert fast.returncode == 0, fast.stderr
+    assert json.loads(fast.stdout)["model"] == model.DERIVED_ID
+    assert "float32" not in fast.stderr
+    slow = repo.dmm("reindex", env={model.INT8_SWITCH: "off"})
+    assert slow.returncode == 0, slow.stderr
+    assert "1 memory embedded" in slow.stderr  # another model: its vectors are computed anew
+    assert "float32 model" in slow.stderr and f"{model.INT8_SWITCH}=off" in slow.stderr
+    again = repo.dmm("reindex", "--json", env={model.INT8_SWITCH: "off"})
+    assert json.loads(again.stdout)["model"] == model.MODEL_ID
+    assert json.loads(again.stdout)["embedded"] == 0  # the pinned model's vectors are cached
