@@ -24,8 +24,8 @@ from dmm.conflicts.contexts import named_contexts
 from dmm.conflicts.cues import Prohibition, point_code, prohibitions, records_change
 from dmm.conflicts.headings import is_heading, names_its_file
 from dmm.conflicts.names import holders, proper_names, title_proper_names
-from dmm.conflicts.pairs import _subject_compound, compounds
-from dmm.conflicts.prose import _contexts, _prose, _stated, lead, split_sentences
+from dmm.conflicts.pairs import compounds, subject_compound
+from dmm.conflicts.prose import lead, split_sentences, stated_prose, value_contexts, without_code
 from dmm.conflicts.quantities import Quantity, Version, quantities, versions
 from dmm.conflicts.synonyms import among, widen
 from dmm.conflicts.vectors import EMPTY, TermVector
@@ -103,13 +103,13 @@ class Features:
     @cached_property
     def subject(self) -> tuple[str, str] | None:
         """The modifier and head the title opens with ("Access tokens ..."), if it does."""
-        return _subject_compound(self.memory.title)
+        return subject_compound(self.memory.title)
 
     @cached_property
     def compounds(self) -> set[tuple[str, str]]:
         """Every pair of adjacent content words in the title and the prose ("access token",
         "refresh token"), stemmed; read when a title's compound meets another's (kinds)."""
-        return compounds(self.memory.title + ".\n" + _prose(self.memory.body))
+        return compounds(self.memory.title + ".\n" + without_code(self.memory.body))
 
     @cached_property
     def wide_title_terms(self) -> set[str]:
@@ -175,8 +175,8 @@ def build(memories: list[Memory],
         unit = TermVector(raw.terms if isinstance(raw, TermVector) else tuple(raw),
                           array("d", [v / norm for v in vec]))
         body = m.body
-        prose = _prose(body)
-        stated = _stated(prose)
+        prose = without_code(body)
+        stated = stated_prose(prose)
         qs = quantities(stated)[:MAX_QUANTITIES]
         title_terms = set(terms(m.title))
         title_names = title_proper_names(m.title)
@@ -195,7 +195,7 @@ def build(memories: list[Memory],
             memory=m, vector=unit,
             all_terms=unit,  # the indexed terms: title, tags, folders, body
             title_terms=title_terms, quantities=qs,
-            contexts=_contexts(stated, qs, title_terms),
+            contexts=value_contexts(stated, qs, title_terms),
             versions=versions(stated),
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in prose_sentences for p in prohibitions(s)],

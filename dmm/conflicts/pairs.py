@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from dmm.conflicts.prose import _prose
+from dmm.conflicts.prose import without_code
 from dmm.text.analyze import STOPWORDS, stem, terms
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def compounds(text: str) -> set[tuple[str, str]]:
 _ARTICLES = {"the", "a", "an", "our", "your", "its", "their"}
 
 
-def _subject_compound(title: str) -> tuple[str, str] | None:
+def subject_compound(title: str) -> tuple[str, str] | None:
     """The two words a title opens with, past an article, when both are content words: the
     noun phrase a statement is about ("Access tokens are valid for 15 minutes", "The
     technician app is built with Expo"); a question opens otherwise ("How to track technical
@@ -93,7 +93,7 @@ def exception_to(a: Features, b: Features) -> str | None:
     request ceiling" against "Public API accepts request bodies up to 5 MB"). A specific rule
     that knows the general one and overrides it does not contradict it."""
     point = set(terms(b.point))
-    for m in _EXCEPTION.finditer(_prose(a.memory.body)):
+    for m in _EXCEPTION.finditer(without_code(a.memory.body)):
         if a.corpus.specific(set(terms(m.group(1))) & point):
             return m.group(0)
     return None

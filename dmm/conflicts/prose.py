@@ -17,7 +17,7 @@ _CODE_BLOCK = re.compile(r"^```.*?^```", re.S | re.M)
 _LINK = re.compile(r"\[[^\]\n]*\]\([^)\n]*\)")
 
 
-def _prose(body: str) -> str:
+def without_code(body: str) -> str:
     """``body`` without code blocks and links: a link's text ("see [Avoid X](x.md)") cites
     another memory, it does not forbid anything."""
     return _LINK.sub("", _CODE_BLOCK.sub("", body))
@@ -26,7 +26,7 @@ def _prose(body: str) -> str:
 _TABLE_ROW = re.compile(r"^\s*\|.*$", re.M)
 
 
-def _stated(prose: str) -> str:
+def stated_prose(prose: str) -> str:
     """The prose that states values: a table (of targets, of examples, of versions per
     platform) lists values side by side, none of them is the memory's one answer."""
     return _TABLE_ROW.sub("", prose)
@@ -57,7 +57,7 @@ _SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n\s*(?:\n|[-*+]\s|\d+[.)]\s|#)")
 CONTEXT_CHARS = 300
 
 
-def _contexts(text: str, qs: list[Quantity], title_terms: set[str]) -> list[set[str]]:
+def value_contexts(text: str, qs: list[Quantity], title_terms: set[str]) -> list[set[str]]:
     """The terms of the sentence each quantity of ``text`` is said in, with the title's. Each
     sentence is read once, however many values it holds."""
     breaks = [(m.start(), m.end()) for m in _SENTENCE_BREAK.finditer(text)]

@@ -357,10 +357,10 @@ def test_two_values_are_compared_only_when_said_about_two_shared_words(repo):
 
 
 def test_kinds_are_read_from_the_subject_a_title_opens_with():
-    from dmm.conflicts.pairs import _subject_compound, compounds
+    from dmm.conflicts.pairs import compounds, subject_compound
 
-    assert _subject_compound("The refresh tokens last 30 days") == ("refresh", "token")
-    assert _subject_compound("How to rotate signing keys") is None  # a question
+    assert subject_compound("The refresh tokens last 30 days") == ("refresh", "token")
+    assert subject_compound("How to rotate signing keys") is None  # a question
     assert ("15", "minut") not in compounds("valid for 15 minutes")  # a value, not a kind
     assert ("access", "token") in compounds("a new access\ntoken")  # wrapped at 80 columns
     assert ("session", "cooki") not in compounds("the session. Cookies")
