@@ -42,7 +42,7 @@ OWN = [ROOT / "tests/benchmarks/data/paraphrase_quayside.json",
 SHARED = EVAL / "retrieval/dev_fieldnote.json"
 GRID = {"weight": [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0],
         "floor": [0.0, 0.1, 0.15, 0.2, 0.25, 0.3],
-        "ceiling": [0.55, 0.65, 0.75, 0.9]}
+        "ceiling": [0.55, 0.65, 0.75, 0.9, 1.0]}
 
 
 def load_set(path: Path) -> tuple[Path, list[dict]]:

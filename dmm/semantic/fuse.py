@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-WEIGHT = 0.5
+WEIGHT = 0.6
 FLOOR = 0.1
-CEILING = 0.75
+CEILING = 0.9
 
 
 class Evidence(NamedTuple):

@@ -21,15 +21,20 @@ OTHERS = [("Releases happen on Tuesdays", "We ship a new version every Tuesday m
            "library defaults; never store a password in clear text.")]
 
 
-def test_passages_are_title_prefixed_word_windows():
+def test_passages_are_the_title_then_title_prefixed_word_windows():
     body = "# Title\n\n" + " ".join(f"w{i}" for i in range(85))
-    parts = chunks.passages("Title", body)
+    title, *parts = chunks.passages("Title", body)
+    assert title == "Title"  # the memory's point, on its own
     assert [p.split(". ", 1)[0] for p in parts] == ["Title"] * len(parts)
     assert len(parts) == 2  # 40 + 45: a short tail (5 words) joins the passage before it
     assert "w84" in parts[-1] and "w0" in parts[0]
     assert chunks.passages("Only a title", "# Only a title\n") == ["Only a title"]
     long = "# T\n" + "word " * 5000
-    assert len(chunks.passages("T", long)) == chunks.MAX_CHUNKS
+    assert len(chunks.passages("T", long)) == 1 + chunks.MAX_CHUNKS
+    # a body too short for a passage of its own still gets one (a tail joins only a passage)
+    assert chunks.passages("T", "# T\nshort body") == ["T", "T. short body"]
+    # no title: the body's passages alone
+    assert chunks.passages("", "one two three") == ["one two three"]
 
 
 def test_fusion_keeps_lexical_hits_and_adds_meaning():
