@@ -112,8 +112,9 @@ def model_file() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "model.onnx"
 
 
-def _checked(path: Path, sha256: str, prefix: bool = False) -> bytes:
-    """The file's bytes, if they are the ones pinned (``prefix``: if their hash begins with
+def _checked(path: Path, sha256: str, prefix: bool = False,
+             what: str = "the pinned file", remedy: str = "reinstall dmm") -> bytes:
+    """The file's bytes, if they are the ones expected (``prefix``: if their hash begins with
     ``sha256``); the hash is checked on every load."""
     try:
         data = path.read_bytes()
@@ -121,9 +122,18 @@ def _checked(path: Path, sha256: str, prefix: bool = False) -> bytes:
         raise ModelUnavailable(f"cannot read {path}: {exc.strerror or exc}") from None
     digest = hashlib.sha256(data).hexdigest()
     if not (digest.startswith(sha256) if prefix else digest == sha256):
-        raise ModelUnavailable(f"{path} is not the pinned file (sha256 {digest[:12]}..., "
-                               f"expected {sha256[:12]}...): reinstall dmm")
+        raise ModelUnavailable(f"{path} is not {what} (sha256 {digest[:12]}..., "
+                               f"expected {sha256[:12]}...): {remedy}")
     return data
+
+
+def _derived_bytes(path: Path) -> bytes:
+    """A derived file's bytes, if they are those its name says (its hash's first 16 digits)."""
+    digest = path.stem.rsplit("-", 1)[-1]
+    if len(digest) != 16:
+        raise ModelUnavailable(f"{path} is not named by its hash")
+    return _checked(path, digest, prefix=True, what="the file its name says",
+                    remedy="delete it: dmm derives it again")
 
 
 def _session(ort, weights: bytes, threads: int):
@@ -164,10 +174,9 @@ def _find_derived(folder: Path, stem: str) -> Path | None:
     files of the same stem that are not (a torn or corrupt write) are removed."""
     found = None
     for path in sorted(folder.glob(f"{stem}-*.onnx")):
-        digest = path.stem[len(stem) + 1:]
         try:
-            ok = len(digest) == 16 and hashlib.sha256(path.read_bytes()).hexdigest()[:16] == digest
-        except OSError:
+            ok = bool(_derived_bytes(path))
+        except ModelUnavailable:
             ok = False
         if ok and found is None:
             found = path
@@ -214,9 +223,9 @@ def _derive(folder: Path, stem: str) -> Path:
 def _probe(ort, pinned: bytes, derived: bytes) -> None:
     """Refuse a derived model whose vectors drift from the pinned model's."""
     np = numpy()
-    sessions = [_session(ort, weights, 1) for weights in (pinned, derived)]
-    vectors = [Model._embed_with(session, _tokenizer(), np, _PROBES, 1)
-               for session in sessions]
+    tokenizer = _tokenizer()
+    vectors = [Model._embed_with(_session(ort, weights, 1), tokenizer, np, _PROBES, 1)
+               for weights in (pinned, derived)]
     worst = float((vectors[0] * vectors[1]).sum(axis=1).min())
     if worst < MIN_PROBE_COSINE:
         raise ModelUnavailable(f"the derived model's vectors drift from the pinned model's "
@@ -236,8 +245,9 @@ def variant() -> tuple[str, Path | None, str | None]:
 def _decide() -> tuple[str, Path | None, str | None]:
     if os.environ.get(INT8_SWITCH, "").strip().lower() in ("0", "off", "false", "no"):
         return MODEL_ID, None, f"{INT8_SWITCH}={os.environ[INT8_SWITCH]}"
-    if unavailable():
-        return MODEL_ID, None, unavailable()
+    why = unavailable()
+    if why:
+        return MODEL_ID, None, why
     missing = [name for name in DERIVE_NEEDS if importlib.util.find_spec(name) is None]
     if missing:
         return MODEL_ID, None, f"{', '.join(missing)} is not installed"
@@ -285,7 +295,7 @@ class Model:
         else:
             self.id, derived, _why = variant()
         if derived is not None:
-            weights = _checked(derived, derived.stem.rsplit("-", 1)[-1], prefix=True)
+            weights = _derived_bytes(derived)
         else:
             weights = _checked(model_file(), MODEL_SHA256)
         self._tokenizer = _tokenizer()
