@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -33,26 +32,17 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
 
-from dmm.memory.parse import parse_memory  # noqa: E402
+from eval_conflicts import labelled_cases, load  # noqa: E402
+
 from dmm.semantic import chunks, model  # noqa: E402
 
 FIGURES = ("best_passage", "mean_passage", "title")
 
 
-def memories(folder: Path) -> dict[str, tuple[str, str]]:
-    """id -> (title, body) of every parseable memory under ``folder``."""
-    out = {}
-    for path in sorted(folder.rglob("*.md")):
-        rel = path.relative_to(folder).as_posix()  # scope folders are read from the path
-        memory, _problems = parse_memory(path.read_text(encoding="utf-8"), rel)
-        if memory is not None:  # a file the store refuses is not a memory here either
-            out[memory.id] = (memory.title, memory.body)
-    return out
-
-
 def pair_rows(embedder, group: str, case: str, folder: Path, labels: dict) -> list[dict]:
-    found = memories(folder)
+    found = {m.id: (m.title, m.body) for m in load(folder)}
     ids = sorted(found)
     passages = {i: embedder.embed(chunks.passages(*found[i])) for i in ids}
     titles = dict(zip(ids, embedder.embed([found[i][0] or " " for i in ids])))
@@ -62,7 +52,7 @@ def pair_rows(embedder, group: str, case: str, folder: Path, labels: dict) -> li
         means[i] = mean / max(float(np.linalg.norm(mean)), 1e-12)
     rows = []
     for a, b in itertools.combinations(ids, 2):
-        rows.append({"group": group, "case": case, "label": labels.get(frozenset((a, b)), "none"),
+        rows.append({"group": group, "case": case, "label": labels.get((a, b), "none"),
                      "best_passage": float((passages[a] @ passages[b].T).max()),
                      "mean_passage": float(means[a] @ means[b]),
                      "title": float(titles[a] @ titles[b])})
@@ -73,12 +63,10 @@ def collect(eval_dir: Path) -> tuple[list[dict], dict[str, int]]:
     embedder = model.load(threads=2)
     rows, sizes = [], {}
     for split in ("dev", "dev2"):
-        for case in sorted(p for p in (eval_dir / split).iterdir() if p.is_dir()):
-            expected = json.loads((case / "expected.json").read_text(encoding="utf-8"))
-            labels = {frozenset(c["memories"]): c["type"] for c in expected["conflicts"]}
+        for case, labels in labelled_cases(eval_dir / split):
             rows += pair_rows(embedder, split, case.name, case / "memory", labels)
     for store in sorted(p for p in (eval_dir / "real").iterdir() if (p / "memory").is_dir()):
-        sizes[store.name] = len(memories(store / "memory"))
+        sizes[store.name] = len(load(store / "memory"))
         rows += pair_rows(embedder, "real", store.name, store / "memory", {})
     return rows, sizes
 
