@@ -69,8 +69,6 @@ class Features:
     # what the title forbids, then what body sentences forbid (see prohibitions)
     title_prohibitions: list[Prohibition] = field(default_factory=list)
     prohibitions: list[Prohibition] = field(default_factory=list)
-    # every term of title, tags and body (the vector's terms, not a second set)
-    all_terms: AbstractSet[str] = field(default_factory=set)
     # words that read the same in every language: code, identifiers, acronyms, numbers and
     # normalised quantities ("RFC 9457", "application/problem+json", "duration=3600")
     anchors: set[str] = field(default_factory=set)
@@ -99,6 +97,11 @@ class Features:
         memories choosing an answer): kept for every memory, they were a tenth of a full scan's
         memory."""
         return split_sentences(self.memory.body)
+
+    @property
+    def all_terms(self) -> AbstractSet[str]:
+        """Every indexed term of title, tags, folders and body: the vector's terms."""
+        return self.vector
 
     @cached_property
     def subject(self) -> tuple[str, str] | None:
@@ -193,7 +196,6 @@ def build(memories: list[Memory],
             chosen = {}
         out[m.id] = Features(
             memory=m, vector=unit,
-            all_terms=unit,  # the indexed terms: title, tags, folders, body
             title_terms=title_terms, quantities=qs,
             contexts=value_contexts(stated, qs, title_terms),
             versions=versions(stated),
