@@ -71,15 +71,22 @@ def check_cmd(ctx, base, fmt, as_json) -> int:
 @click.option("--github/--no-github", default=True, help="Write .github/workflows/dmm.yml.")
 @click.option("--gitlab/--no-gitlab", default=True, help="Write .gitlab/dmm.gitlab-ci.yml.")
 @click.option("--branch", default=None, help="The main branch (default: the checked-out one).")
-@click.option("--install", "install", default=None,
-              help="What CI installs with pip (default: dmm==<this version>; a git URL or a "
-                   "path works too).")
+@click.option("--install", "install", default=None, metavar="REQUIREMENT",
+              help="What CI installs with pip, e.g. \"dmm-memory @ git+https://HOST/OWNER/"
+                   "dmm.git@COMMIT\" (default: what this dmm was installed from, when CI can "
+                   "install that: a git URL and commit, a URL, or dmm-memory==VERSION from a "
+                   "package index; refused for a local folder or editable install).")
 @click.option("--force", is_flag=True, help="Replace files that exist.")
 @click.option("--print", "to_stdout", is_flag=True, help="Print the files instead of writing.")
 @click.pass_context
 def setup_cmd(ctx, github, gitlab, branch, install, force, to_stdout) -> int:
     """Write the CI configuration that runs `dmm ci check`: a GitHub Actions workflow and a
     GitLab CI template (include it from .gitlab-ci.yml), both from one command.
+
+    CI installs this dmm, never a guess by name ("dmm" on the package index is another
+    project): the git URL and commit this dmm was installed from, or --install. Third-party
+    actions are pinned by commit, and the checkout keeps no credentials. Nothing is written
+    when the install line cannot be known.
 
     Existing files are kept unless --force. Review them and commit them; the pre-commit
     framework's hook entries are in dmm's .pre-commit-hooks.yaml (dmm-validate,
@@ -88,7 +95,7 @@ def setup_cmd(ctx, github, gitlab, branch, install, force, to_stdout) -> int:
     \b
     Examples:
       dmm ci setup
-      dmm ci setup --no-gitlab --install "dmm @ git+https://example.com/dmm.git"
+      dmm ci setup --no-gitlab --install "dmm-memory @ git+https://example.com/dmm.git@COMMIT"
       dmm ci setup --print --no-gitlab
     """
     from dmm.ci_setup import files

@@ -21,6 +21,8 @@ from tests.team.conftest import memory
 # escapes % \r \n : , and the message escapes % \r \n
 COMMAND = re.compile(r"^::(error|warning|notice) file=([^,:\r\n]+),line=(\d+),"
                      r"title=([^,:\r\n]*)::([^\r\n]*)$")
+# what the team's CI would install: this dmm from its repository, pinned to a commit
+INSTALL = "dmm-memory @ git+https://git.example.com/team/dmm.git@" + "0" * 40
 
 
 def _pull_request(team, branch: str, number: int = 7) -> Path:
@@ -46,8 +48,8 @@ def _actions_env(runner: Path, branch: str, tmp: Path, number: int = 7) -> dict:
 
 def _workflow_commands(team) -> list[str]:
     """The `run` steps of the generated workflow, without the install step (dmm is installed
-    here already)."""
-    team.lead.dmm("ci", "setup")
+    here already; the line is tests/team/test_ci_install.py's)."""
+    team.lead.dmm("ci", "setup", "--install", INSTALL)
     workflow = yaml.safe_load((team.lead.root / ".github/workflows/dmm.yml").read_text())
     assert workflow[True]["pull_request"]["paths"] == [".dmm/**"]  # `on:` reads as True
     steps = workflow["jobs"]["memory"]["steps"]
@@ -129,7 +131,7 @@ def test_a_clean_proposal_passes_and_main_reports_undecided_conflicts(team, tmp_
 
 
 def test_gitlab_gets_plain_lines_and_the_template_runs_the_same_check(team, tmp_path):
-    team.lead.dmm("ci", "setup")
+    team.lead.dmm("ci", "setup", "--install", INSTALL)
     template = yaml.safe_load((team.lead.root / ".gitlab/dmm.gitlab-ci.yml").read_text())
     script = template["dmm-memory"]["script"]
     assert script[-1] == "dmm ci check" and template["dmm-memory"]["variables"]["GIT_DEPTH"] == "0"
