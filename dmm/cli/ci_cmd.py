@@ -37,8 +37,10 @@ def check_cmd(ctx, base, fmt, as_json) -> int:
 
     Findings become annotations on the changed files in GitHub Actions (and a Markdown job
     summary in $GITHUB_STEP_SUMMARY), plain `path:line: severity: message` lines elsewhere.
-    Exits 1 when something needs a person: an error in a changed memory, or on the main
-    branch a conflict nobody has decided.
+    Exits 1 exactly when it reports an error: an error in a changed memory, a conflict
+    nobody decided that the pull request brings (unless the base branch's config.toml sets
+    [ci] fail_on_new_conflicts = false: then a warning), or on the main branch any conflict
+    nobody decided.
 
     \b
     Examples:
@@ -60,6 +62,8 @@ def check_cmd(ctx, base, fmt, as_json) -> int:
             click.echo(line)
         if not report.findings:
             message("dmm ci: nothing to report")
+    if report.failed:
+        message(f"dmm ci: failed: {ci.failure(report)}")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if github and summary_file:
         with open(summary_file, "a", encoding="utf-8") as fh:
