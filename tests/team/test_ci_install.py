@@ -7,9 +7,13 @@ checkout keeps no credentials."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from dmm import __version__
@@ -61,6 +65,34 @@ def test_a_vcs_install_gives_exactly_its_url_and_commit(repo, tmp_path):
     proc = repo.dmm("ci", "setup", "--force", env=env)
     assert proc.returncode == 6 and "password" in proc.stderr, proc.stderr
     assert "ghp_secret" not in (repo.root / WORKFLOW).read_text()
+
+
+@pytest.mark.slow
+def test_a_real_pip_install_from_git_gives_its_url_and_commit(repo, tmp_path):
+    """pip itself installs dmm from a git URL at a commit (the URL reaches a clone of this
+    repository through git's own url.insteadOf, as a mirror would), and the dmm it installed
+    writes exactly that URL and commit: the whole path through PEP 610, nothing written by
+    hand."""
+    root = Path(__file__).resolve().parents[2]
+    source = tmp_path / "source"
+    subprocess.run(["git", "clone", "-q", "--no-local", str(root), str(source)], check=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=source, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    url = "https://git.example.com/team/dmm.git"
+    config = tmp_path / "gitconfig"
+    config.write_text(f'[url "{source.as_uri()}"]\n\tinsteadOf = {url}\n')
+    site = tmp_path / "site"
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(config)}
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                          "--target", str(site), f"{DISTRIBUTION} @ git+{url}@{commit}"],
+                         env=env, capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr
+    recorded = json.loads(next(site.glob("*.dist-info/direct_url.json")).read_text())
+    assert recorded["vcs_info"]["commit_id"] == commit  # what pip wrote, read back by dmm
+    proc = repo.dmm("ci", "setup", env={"PYTHONPATH": str(site)})
+    assert proc.returncode == 0, proc.stderr
+    expected = f'python -m pip install "{DISTRIBUTION} @ git+{url}@{commit}"'
+    assert _install_lines(repo.root) == [expected, expected]
 
 
 def test_a_local_or_editable_install_is_refused_without_install(repo, tmp_path):
