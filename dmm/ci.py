@@ -7,9 +7,10 @@ config.toml: what agents are told) is named for a person to read. On the main br
 conflict scan that reports every conflict nobody has decided.
 
 The gate is on the pull request, before the merge: an undecided conflict with a memory the
-request adds or changes is an error there (``ci.fail_on_new_conflicts``, read from the base
-branch's settings, so a request cannot turn its own gate off), and on the main branch every
-undecided conflict is an error, shown as one: a check fails exactly when it reports an error.
+request adds or changes is an error there (``ci.fail_on_new_conflicts``), and on the main
+branch every undecided conflict is an error, shown as one: a check fails exactly when it
+reports an error. A pull request is checked with the base branch's settings, never its own
+config.toml (which could turn the gate off or raise a threshold over what it brings).
 
 The findings are reported as GitHub Actions workflow commands (``::error file=...::...``, the
 documented format, with its escapes) plus a Markdown job summary, or as plain
@@ -86,7 +87,8 @@ def check_change(ws: Workspace, base: str) -> CiReport:
                                 hint="fetch it first (actions/checkout: fetch-depth: 0)")
     merge_base = git.out("merge-base", base, "HEAD")
     report = CiReport("pull_request", base)
-    gate = "error" if _base_settings(git, merge_base)["ci"]["fail_on_new_conflicts"] else "warning"
+    ws = _judged_by(ws, _base_settings(git, merge_base))
+    gate = "error" if ws.config["ci"]["fail_on_new_conflicts"] else "warning"
     status = git.out("diff", "--name-status", "--no-renames", "-z", merge_base, "HEAD",
                      "--", ".dmm/").split("\0")
     changes = [(status[i], status[i + 1]) for i in range(0, len(status) - 1, 2)]
@@ -159,12 +161,21 @@ def check_main(ws: Workspace) -> CiReport:
 
 
 def _base_settings(git: Git, commit: str) -> dict:
-    """The settings of the branch a pull request goes into (at ``commit``), which decide how
-    the request is gated: the request's own config.toml is one of its changes, not its judge."""
+    """The settings of the branch a pull request goes into (at ``commit``)."""
     from dmm import config
 
     path = ".dmm/config.toml"
     return config.parse(git.show_blob(commit, path), f"{path} of {commit[:12]}")
+
+
+def _judged_by(ws: Workspace, settings: dict) -> Workspace:
+    """The work tree with ``settings`` as its settings: a pull request is checked by the
+    settings of the branch it goes into, because its own config.toml is one of its changes,
+    not its judge (it could turn the gate off, or raise conflicts.min_confidence above the
+    contradiction it brings). Its config change is named for a person to read."""
+    judged = Workspace(ws.root)
+    judged.__dict__["config"] = settings  # Workspace.config is a cached_property: primed
+    return judged
 
 
 def failure(report: CiReport) -> str:

@@ -284,6 +284,26 @@ def test_a_pull_request_cannot_turn_its_own_gate_off(team, tmp_path):
     assert ("warning", ".dmm/config.toml") in [g[:2] for g in lines]
 
 
+def test_a_pull_request_is_judged_by_the_settings_of_the_branch_it_goes_into(team, tmp_path):
+    """A request that raises conflicts.min_confidence in its own config.toml (the contradiction
+    it brings is 0.99 sure) still has that contradiction reported, and fails."""
+    _contradicting_pull_request(team, tmp_path)
+    mate = team.base / "mate"
+    path = mate / ".dmm/config.toml"
+    path.write_text(re.sub(r"(?m)^min_confidence = .*$", "min_confidence = 1.0",
+                           path.read_text()))
+    assert "\nmin_confidence = 1.0\n" in path.read_text()
+    git(mate, "commit", "-qam", "quieter conflicts")
+    git(mate, "push", "-q", "origin", "feature/ceiling")
+    runner = _pull_request(team, "feature/ceiling", number=8)
+    env = _actions_env(runner, "feature/ceiling", tmp_path, number=8)
+    step = _check(runner, env)
+    assert step.returncode == 1, (step.stdout, step.stderr)
+    found = [COMMAND.match(line).groups()[:4] for line in step.stdout.splitlines()]
+    assert ("error", ".dmm/memory/project/b.md", "1", "dmm conflict") in found, step.stdout
+    assert ("warning", ".dmm/config.toml", "1", "dmm instructions") in found, step.stdout
+
+
 def test_main_shows_why_it_fails_errors_not_warnings(team, tmp_path):
     runner, env = _contradicting_pull_request(
         team, tmp_path, main_gate=False, pr_gate=False)
