@@ -6,6 +6,12 @@ against the store of the pull request, and any other changed file under ``.dmm/`
 config.toml: what agents are told) is named for a person to read. On the main branch: a full
 conflict scan that reports every conflict nobody has decided.
 
+The gate is on the pull request, before the merge: an undecided conflict with a memory the
+request adds or changes is an error there (``ci.fail_on_new_conflicts``), and on the main
+branch every undecided conflict is an error, shown as one: a check fails exactly when it
+reports an error. A pull request is checked with the base branch's settings, never its own
+config.toml (which could turn the gate off or raise a threshold over what it brings).
+
 The findings are reported as GitHub Actions workflow commands (``::error file=...::...``, the
 documented format, with its escapes) plus a Markdown job summary, or as plain
 ``path:line: severity: message`` lines elsewhere (GitLab and any other CI). Pure functions:
@@ -43,8 +49,12 @@ class CiReport:
 
     @property
     def failed(self) -> bool:
-        return any(f.severity == "error" for f in self.findings) or (
-            self.mode == "main" and bool(self.conflicts))
+        """Exactly when an error is reported: what fails the check is always shown."""
+        return any(f.severity == "error" for f in self.findings)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity == "error" for f in self.findings)
 
     def to_dict(self) -> dict:
         return {"mode": self.mode, "base": self.base, "changed": self.changed,
@@ -77,6 +87,8 @@ def check_change(ws: Workspace, base: str) -> CiReport:
                                 hint="fetch it first (actions/checkout: fetch-depth: 0)")
     merge_base = git.out("merge-base", base, "HEAD")
     report = CiReport("pull_request", base)
+    ws = _judged_by(ws, _base_settings(git, merge_base))
+    gate = "error" if ws.config["ci"]["fail_on_new_conflicts"] else "warning"
     status = git.out("diff", "--name-status", "--no-renames", "-z", merge_base, "HEAD",
                      "--", ".dmm/").split("\0")
     changes = [(status[i], status[i + 1]) for i in range(0, len(status) - 1, 2)]
@@ -125,7 +137,7 @@ def check_change(ws: Workspace, base: str) -> CiReport:
                                                        f"dmm {issue.category}", issue.message))
         if ids:
             for conflict in service.check(ws, conn, ids):
-                _conflict_findings(report, conflict, "warning", only=set(ids))
+                _conflict_findings(report, conflict, gate, only=set(ids))
     finally:
         conn.close()
     return report
@@ -144,8 +156,36 @@ def check_main(ws: Workspace) -> CiReport:
     finally:
         conn.close()
     for conflict in found:
-        _conflict_findings(report, conflict, "warning")
+        _conflict_findings(report, conflict, "error")
     return report
+
+
+def _base_settings(git: Git, commit: str) -> dict:
+    """The settings of the branch a pull request goes into (at ``commit``)."""
+    from dmm import config
+
+    path = ".dmm/config.toml"
+    return config.parse(git.show_blob(commit, path), f"{path} of {commit[:12]}")
+
+
+def _judged_by(ws: Workspace, settings: dict) -> Workspace:
+    """The work tree with ``settings`` as its settings: a pull request is checked by the
+    settings of the branch it goes into, because its own config.toml is one of its changes,
+    not its judge (it could turn the gate off, or raise conflicts.min_confidence above the
+    contradiction it brings). Its config change is named for a person to read."""
+    judged = Workspace(ws.root)
+    judged.__dict__["config"] = settings  # Workspace.config is a cached_property: primed
+    return judged
+
+
+def failure(report: CiReport) -> str:
+    """Why the check fails, in one sentence (the errors themselves are listed above it)."""
+    conflicts = sum(f.severity == "error" and f.title == "dmm conflict" for f in report.findings)
+    other = report.errors - conflicts
+    parts = ([f"{other} error(s) in changed files"] if other else []) + (
+        [f"{conflicts} report(s) of a conflict nobody decided: resolve it (dmm conflicts "
+         "show ID), supersede or deprecate a memory, or dismiss it"] if conflicts else [])
+    return "; ".join(parts)
 
 
 def _conflict_findings(report: CiReport, conflict, severity: str,
@@ -191,7 +231,7 @@ def summary(report: CiReport) -> str:
 
     rows = [(f.severity, _cell(f.path).replace("`", "'"), _cell(f.title), _cell(f.message))
             for f in report.findings]
-    return render("ci_summary.md.j2", report=report, rows=rows)
+    return render("ci_summary.md.j2", report=report, rows=rows, failure=failure(report))
 
 
 def _cell(text: str) -> str:

@@ -63,6 +63,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "hook_budget": 800,  # tokens of the pack an agent hook adds to each prompt
         "hook_max_chars": 9500,  # Claude Code passes about 10,000 characters of hook output
     },
+    "ci": {
+        # `dmm ci check` on a pull request: an undecided conflict with a memory it adds or
+        # changes fails the check (false: a warning), read from the base branch's settings
+        "fail_on_new_conflicts": True,
+    },
 }
 
 
@@ -88,20 +93,32 @@ def load(path: Path) -> dict[str, dict[str, Any]]:
     """Defaults overlaid with the file at ``path`` (which may be missing)."""
     from dmm.fsutil import UnreadableFile, read_regular
 
-    config = copy.deepcopy(DEFAULTS)
     try:
-        data = tomllib.loads(read_regular(path, MAX_BYTES).decode("utf-8"))
+        raw = read_regular(path, MAX_BYTES)
     except FileNotFoundError:
-        return config
+        return copy.deepcopy(DEFAULTS)
     except UnreadableFile as exc:
         raise InvalidInputError(f"{path} cannot be read: {exc}",
                                 hint="dmm's settings are a TOML file in the repository") from None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    return parse(raw, str(path))
+
+
+def parse(raw: bytes | None, path: str) -> dict[str, dict[str, Any]]:
+    """Defaults overlaid with the settings file's bytes (None: no file); ``path`` names it in
+    errors. For a file read from a commit (the settings a branch had) as from the work tree."""
+    config = copy.deepcopy(DEFAULTS)
+    if raw is None:
+        return config
+    if len(raw) > MAX_BYTES:
+        raise InvalidInputError(f"{path} cannot be read: larger than {MAX_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InvalidInputError(f"{path}: not valid TOML: {exc}") from exc
     except RecursionError:
         raise InvalidInputError(f"{path}: not valid TOML: nested too deeply") from None
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     for section, values in data.items():
         if section not in DEFAULTS:
             continue  # sections owned by later features or by the user's tools

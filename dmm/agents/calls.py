@@ -174,13 +174,13 @@ def process_batch(ws: Workspace, limit: int | None = None, force: bool = False) 
 
 
 def approve(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
-            bypass_reviewer: bool = False) -> dict:
+            bypass_reviewer: bool = False, expect: str | None = None) -> dict:
     from dmm.proposals.review import approve_as_person
 
     from dmm.agents.shapes import commit_result
 
     done, notices = approve_as_person(ws, proposal_id, reviewer=reviewer, reason=reason,
-                                      bypass_reviewer=bypass_reviewer)
+                                      bypass_reviewer=bypass_reviewer, expect=expect)
     return {**commit_result(done.to_dict()), "notices": notices}
 
 

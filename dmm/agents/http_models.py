@@ -75,6 +75,8 @@ class BatchBody(Model):
 class ApproveBody(Model):
     bypass_reviewer: bool = False
     reason: str = ""
+    # the commit the person reviewed (`review show`'s "commit"): any other tip is refused
+    expect: str | None = Field(default=None, max_length=64)
 
 
 class ReasonBody(Model):

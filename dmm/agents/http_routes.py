@@ -120,8 +120,10 @@ OPERATIONS = [
     Operation("POST", "/review/approve/{proposal_id}",
               lambda c: calls.approve(c.ws, c.path["proposal_id"], reviewer=c.who,
                                       reason=c.body.reason,
-                                      bypass_reviewer=c.body.bypass_reviewer),
-              "Approve a proposal: merge it into the checked-out branch.", body=ApproveBody,
+                                      bypass_reviewer=c.body.bypass_reviewer,
+                                      expect=c.body.expect),
+              "Approve a proposal: merge it into the checked-out branch; with `expect`, only "
+              "if it is at that commit (the one its details showed).", body=ApproveBody,
               decides=True),
     Operation("POST", "/review/reject/{proposal_id}",
               lambda c: calls.close(c.ws, c.path["proposal_id"], decision="rejected",

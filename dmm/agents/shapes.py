@@ -41,6 +41,8 @@ def write_proposal(git: Git, status: dict) -> dict:
         "reviewed_at": decided_at,
         "committed_at": decided_at if status["status"] in ("approved", "modified") else None,
         "commit_error": None, "precheck_passed": True, "precheck_warnings": [],
+        # dmm's own: the proposal's commit, what an approval's `expect` names
+        "commit": record.get("commit"),
     }
     return {**status, **out}
 

@@ -37,8 +37,10 @@ def check_cmd(ctx, base, fmt, as_json) -> int:
 
     Findings become annotations on the changed files in GitHub Actions (and a Markdown job
     summary in $GITHUB_STEP_SUMMARY), plain `path:line: severity: message` lines elsewhere.
-    Exits 1 when something needs a person: an error in a changed memory, or on the main
-    branch a conflict nobody has decided.
+    Exits 1 exactly when it reports an error: an error in a changed memory, a conflict
+    nobody decided that the pull request brings (unless the base branch's config.toml sets
+    [ci] fail_on_new_conflicts = false: then a warning), or on the main branch any conflict
+    nobody decided.
 
     \b
     Examples:
@@ -60,6 +62,8 @@ def check_cmd(ctx, base, fmt, as_json) -> int:
             click.echo(line)
         if not report.findings:
             message("dmm ci: nothing to report")
+    if report.failed:
+        message(f"dmm ci: failed: {ci.failure(report)}")
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if github and summary_file:
         with open(summary_file, "a", encoding="utf-8") as fh:
@@ -71,15 +75,22 @@ def check_cmd(ctx, base, fmt, as_json) -> int:
 @click.option("--github/--no-github", default=True, help="Write .github/workflows/dmm.yml.")
 @click.option("--gitlab/--no-gitlab", default=True, help="Write .gitlab/dmm.gitlab-ci.yml.")
 @click.option("--branch", default=None, help="The main branch (default: the checked-out one).")
-@click.option("--install", "install", default=None,
-              help="What CI installs with pip (default: dmm==<this version>; a git URL or a "
-                   "path works too).")
+@click.option("--install", "install", default=None, metavar="REQUIREMENT",
+              help="What CI installs with pip, e.g. \"dmm-memory @ git+https://HOST/OWNER/"
+                   "dmm.git@COMMIT\" (default: what this dmm was installed from, when CI can "
+                   "install that: a git URL and commit, a URL, or dmm-memory==VERSION from a "
+                   "package index; refused for a local folder or editable install).")
 @click.option("--force", is_flag=True, help="Replace files that exist.")
 @click.option("--print", "to_stdout", is_flag=True, help="Print the files instead of writing.")
 @click.pass_context
 def setup_cmd(ctx, github, gitlab, branch, install, force, to_stdout) -> int:
     """Write the CI configuration that runs `dmm ci check`: a GitHub Actions workflow and a
     GitLab CI template (include it from .gitlab-ci.yml), both from one command.
+
+    CI installs this dmm, never a guess by name ("dmm" on the package index is another
+    project): the git URL and commit this dmm was installed from, or --install. Third-party
+    actions are pinned by commit, and the checkout keeps no credentials. Nothing is written
+    when the install line cannot be known.
 
     Existing files are kept unless --force. Review them and commit them; the pre-commit
     framework's hook entries are in dmm's .pre-commit-hooks.yaml (dmm-validate,
@@ -88,7 +99,7 @@ def setup_cmd(ctx, github, gitlab, branch, install, force, to_stdout) -> int:
     \b
     Examples:
       dmm ci setup
-      dmm ci setup --no-gitlab --install "dmm @ git+https://example.com/dmm.git"
+      dmm ci setup --no-gitlab --install "dmm-memory @ git+https://example.com/dmm.git@COMMIT"
       dmm ci setup --print --no-gitlab
     """
     from dmm.ci_setup import files

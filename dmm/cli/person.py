@@ -28,8 +28,18 @@ def require_person(what: str, *, yes: bool = False) -> None:
             "set): agents propose, check and flag; people decide",
             hint="propose the change (dmm write propose, memory_propose) or flag the conflict "
                  "(dmm conflicts flag); a person runs this in their own terminal")
-    if yes or not (sys.stdin.isatty() and sys.stderr.isatty()):
+    if yes or not at_terminal():
         return  # a script or CI job: decided by whoever runs it, recorded as the git user
+    confirm(what)
+
+
+def at_terminal() -> bool:
+    """A person at a terminal, who can be asked (not a script or a CI job)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def confirm(what: str) -> None:
+    """Ask the person to confirm ``what``; refuse (nothing changed) unless they do."""
     if not click.confirm(f"{what}: decide it as yourself?", default=False, err=True):
         raise InvalidInputError(f"{what}: not confirmed, nothing was changed")
 

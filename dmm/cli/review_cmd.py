@@ -6,7 +6,7 @@ import click
 
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.cli.person import decision
+from dmm.cli.person import at_terminal, confirm, decision, yes_option
 from dmm.cli.terminal import no_headers_option, paged, paint_diff, paint_kind, table
 from dmm.errors import InvalidInputError
 
@@ -92,7 +92,9 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
 @json_option
 @click.pass_context
 def show_cmd(ctx, proposal_id, as_json) -> int:
-    """Show one proposal: who, why, and its diff (a decided one too, with its decision).
+    """Show one proposal: who, why, its commit and its diff (a decided one too, with its
+    decision). Approve what you read with `dmm review approve ID --expect COMMIT`: a commit
+    pushed onto the proposal since is then refused.
 
     \b
     Examples:
@@ -123,7 +125,9 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
                                                    if proposal.new_path != proposal.path else ""))
         click.echo(f"memory:   {proposal.memory_id}")
         click.echo(f"by:       {proposal.proposed_by} at {proposal.proposed_at}")
-        click.echo(f"branch:   dmm/proposals/{proposal.proposal_id} ({proposal.commit[:12]})")
+        click.echo(f"branch:   dmm/proposals/{proposal.proposal_id}")
+        # the whole name: what `approve --expect` takes to approve exactly what was read
+        click.echo(f"commit:   {proposal.commit}")
         click.echo(f"reason:   {proposal.reason}")
         if deferred:
             click.echo(f"deferred: by {deferred['by']} at {deferred['at']}: "
@@ -263,15 +267,27 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
 @click.option("--reason", default="", help="Why you approve (kept in the merge commit).")
 @click.option("--dry-run", is_flag=True,
               help="Run the checks an approval runs and say what they find; merge nothing.")
+@click.option("--expect", metavar="COMMIT",
+              help="Approve only if the proposal is at this commit, the one `dmm review show` "
+                   "printed (all 40 hex digits): a commit pushed onto it since is refused.")
+@yes_option
 @json_option
 @click.pass_context
-@decision(lambda proposal_id, dry_run, **_: None if dry_run else f"approving {proposal_id}")
-def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, as_json) -> int:
+# agents are refused by `decision`; the person is asked below, with the commit they approve
+@decision(lambda proposal_id, dry_run, **_: None if dry_run else (f"approving {proposal_id}",
+                                                                   False), has_yes=True)
+def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, expect, yes,
+                as_json) -> int:
     """Approve a proposal as a person: merge it into the checked-out branch.
+
+    At a terminal you confirm the commit you approve, and exactly that commit lands: one
+    pushed onto the proposal while you answer is refused. From a script, --expect names the
+    commit you reviewed (`dmm review show` prints it).
 
     \b
     Examples:
       dmm review approve prop_20260111_143052_a1b2 --reason "agreed in standup"
+      dmm review approve prop_20260111_143052_a1b2 --expect 7e52e6f6ead1... (the full commit)
     """
     from dmm.gitrepo import Git
     from dmm.proposals.review import approve_as_person
@@ -279,8 +295,11 @@ def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, as_json) -> 
     ws = workspace(ctx)
     if dry_run:
         return _approve_dry_run(ws, proposal_id, as_json)
+    if not yes and at_terminal():
+        expect = _confirm_commit(ws, proposal_id, expect)
     done, notices = approve_as_person(ws, proposal_id, reviewer=Git(ws.root).user_name(),
-                                      reason=reason, bypass_reviewer=bypass_reviewer)
+                                      reason=reason, bypass_reviewer=bypass_reviewer,
+                                      expect=expect)
     if as_json:
         emit_json(done.to_dict())
     else:
@@ -288,6 +307,22 @@ def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, as_json) -> 
     for notice in notices:
         message(notice)
     return 0
+
+
+def _confirm_commit(ws, proposal_id: str, expect: str | None) -> str:
+    """Ask the person to approve the proposal at the commit it is at now (the one --expect
+    names, if given); that commit is what may land."""
+    from dmm.gitrepo import Git
+    from dmm.proposals.decide import check_expected, not_open
+    from dmm.proposals.queue import load
+
+    git = Git(ws.root)
+    proposal = load(git, proposal_id)
+    if proposal is None:
+        raise not_open(git, proposal_id)
+    check_expected(proposal, expect)
+    confirm(f"approving {proposal_id} at commit {proposal.commit}")
+    return proposal.commit
 
 
 def _approve_dry_run(ws, proposal_id: str, as_json: bool) -> int:

@@ -8,6 +8,7 @@ deletes the proposal branch). An flock on <git-common-dir>/dmm.lock serialises d
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from dmm.errors import (AlreadyDecidedError, DmmError, GitError, InvalidInputError,
@@ -70,13 +71,36 @@ def not_open(git: Git, proposal_id: str) -> DmmError:
     return NotFoundError(f"no open proposal {proposal_id}", hint="`dmm review list` shows them")
 
 
+def check_expected(proposal, expect: str | None) -> None:
+    """Refuse unless the proposal's tip is ``expect``, the commit the person read (`review
+    show` prints it): a commit pushed onto the proposal after that, picked up by a fetch, must
+    not land under their approval. Only a full commit name: an abbreviation could be matched
+    by a commit made to match it."""
+    if expect is None:
+        return
+    if not re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", expect.lower()):
+        raise InvalidInputError(
+            f"expect {expect!r}: give the full commit `dmm review show` prints (40 hex digits), "
+            "not an abbreviation, which a commit made to match it could match")
+    if proposal.commit != expect.lower():
+        raise InvalidInputError(
+            f"proposal {proposal.proposal_id} is now at commit {proposal.commit[:12]}, not "
+            f"{expect[:12]}, the commit you expected: it changed after you read it, and "
+            "nothing was approved",
+            hint=f"read it again (dmm review show {proposal.proposal_id}) and approve the "
+                 "commit you read (--expect COMMIT)")
+
+
 def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
             reviewer: str, confidence: float | None = None, issues: list[str] | None = None,
-            reason: str = "") -> Decision:
+            reason: str = "", expect: str | None = None) -> Decision:
+    """Merge the open proposal into the checked-out branch; ``expect``: only if its tip is
+    that commit (what the person reviewed), checked again where the ref moves."""
     git = Git(ws.root)
     proposal = load(git, proposal_id)
     if proposal is None:
         raise not_open(git, proposal_id)
+    check_expected(proposal, expect)
     pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Decision", decision),
              ("Dmm-Type", proposal.type), ("Dmm-Path", proposal.path)]
     if proposal.new_path != proposal.path:

@@ -168,13 +168,19 @@ def process_pending(ws: Workspace, limit: int | None = None, force: bool = False
 
 
 def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
-                      bypass_reviewer: bool = False) -> tuple[decide.Decision, list[str]]:
+                      bypass_reviewer: bool = False,
+                      expect: str | None = None) -> tuple[decide.Decision, list[str]]:
     """A person's approval: the checks run first and their errors refuse it unless
-    ``bypass_reviewer``; their warnings are kept in the merge commit. Returns the decision
-    and the notices of the scan after it."""
+    ``bypass_reviewer``; their warnings are kept in the merge commit. ``expect``: the commit
+    the person reviewed; any other tip is refused (decide.check_expected). Returns the
+    decision and the notices of the scan after it."""
     from dmm.errors import InvalidInputError
 
     notes: list[str] = []
+    if expect is not None:  # refused before the checks run, as it is again where it lands
+        proposal = load(Git(ws.root), proposal_id)
+        if proposal is not None:
+            decide.check_expected(proposal, expect)
     if not bypass_reviewer:
         result = review(ws, proposal_id)
         errors = [i for i in result.issues if i.severity == "error"]
@@ -184,7 +190,7 @@ def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason:
                 hint="reject it, or approve bypassing the reviewer if you are sure")
         notes = [str(i) for i in result.issues if i.severity != "info"]
     done = decide.approve(ws, proposal_id, decision="approved", reviewer=reviewer,
-                          issues=notes, reason=reason)
+                          issues=notes, reason=reason, expect=expect)
     notice = after_approval(ws)
     return done, [notice] if notice else []
 

@@ -98,7 +98,7 @@ def test_a_person_at_a_terminal_confirms_a_decision(store):
     child = pexpect.spawn(sys.executable, ["-m", "dmm", "review", "approve", pending],
                           cwd=str(store.root), env=dict(os.environ), encoding="utf-8",
                           timeout=60)
-    child.expect(r"approving prop_\S+: decide it as yourself\? \[y/N\]")
+    child.expect(r"approving prop_\S+ at commit [0-9a-f]{40}: decide it as yourself\? \[y/N\]")
     child.sendline("n")
     child.expect(pexpect.EOF)
     child.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from dmm import ci
-from tests.conftest import git, memory_text
+from tests.conftest import git, memory_text, run_dmm
 from tests.team.conftest import memory
 
 # https://docs.github.com/actions/reference/workflow-commands-for-github-actions
@@ -21,6 +21,8 @@ from tests.team.conftest import memory
 # escapes % \r \n : , and the message escapes % \r \n
 COMMAND = re.compile(r"^::(error|warning|notice) file=([^,:\r\n]+),line=(\d+),"
                      r"title=([^,:\r\n]*)::([^\r\n]*)$")
+# what the team's CI would install: this dmm from its repository, pinned to a commit
+INSTALL = "dmm-memory @ git+https://git.example.com/team/dmm.git@" + "0" * 40
 
 
 def _pull_request(team, branch: str, number: int = 7) -> Path:
@@ -46,8 +48,8 @@ def _actions_env(runner: Path, branch: str, tmp: Path, number: int = 7) -> dict:
 
 def _workflow_commands(team) -> list[str]:
     """The `run` steps of the generated workflow, without the install step (dmm is installed
-    here already)."""
-    team.lead.dmm("ci", "setup")
+    here already; the line is tests/team/test_ci_install.py's)."""
+    team.lead.dmm("ci", "setup", "--install", INSTALL)
     workflow = yaml.safe_load((team.lead.root / ".github/workflows/dmm.yml").read_text())
     assert workflow[True]["pull_request"]["paths"] == [".dmm/**"]  # `on:` reads as True
     steps = workflow["jobs"]["memory"]["steps"]
@@ -129,7 +131,7 @@ def test_a_clean_proposal_passes_and_main_reports_undecided_conflicts(team, tmp_
 
 
 def test_gitlab_gets_plain_lines_and_the_template_runs_the_same_check(team, tmp_path):
-    team.lead.dmm("ci", "setup")
+    team.lead.dmm("ci", "setup", "--install", INSTALL)
     template = yaml.safe_load((team.lead.root / ".gitlab/dmm.gitlab-ci.yml").read_text())
     script = template["dmm-memory"]["script"]
     assert script[-1] == "dmm ci check" and template["dmm-memory"]["variables"]["GIT_DEPTH"] == "0"
@@ -191,3 +193,130 @@ def test_the_pre_commit_hook_entry_refuses_an_invalid_memory(team):
     proc = subprocess.run(["git", "commit", "-qm", "good memory"], cwd=lead.root,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+CEILING = ("The upload ceiling of the gateway is {} for every request body, because the load "
+           "balancer holds the whole body in memory before the service reads any of it.")
+
+
+def _ceiling(mem_id: str, title: str, size: str) -> str:
+    return memory_text(mem_id, title, CEILING.format(size), tags="[uploads]")
+
+
+def _gate(root: Path, on: bool) -> None:
+    """Set [ci] fail_on_new_conflicts in the config.toml `dmm init` wrote."""
+    path = root / ".dmm/config.toml"
+    text = path.read_text()
+    assert "\n[ci]\n" in text
+    path.write_text(re.sub(r"(?m)^fail_on_new_conflicts = \w+$",
+                           f"fail_on_new_conflicts = {str(on).lower()}", text))
+
+
+def _contradicting_pull_request(team, tmp_path, *, main_gate: bool = True,
+                                pr_gate: bool = True) -> tuple[Path, dict]:
+    """main holds one upload ceiling (its config.toml's gate ``main_gate``); a pull request
+    adds a memory that contradicts it (and sets the gate ``pr_gate``). Returns the runner's
+    clone, checked out as Actions checks out the pull request, and the Actions environment."""
+    lead = team.lead
+    (lead.root / ".dmm/memory/project").mkdir(parents=True, exist_ok=True)
+    (lead.root / ".dmm/memory/project/a.md").write_text(_ceiling(
+        "mem_2026_01_01_001", "Upload size ceiling on the gateway", "8 MB"))
+    _gate(lead.root, main_gate)
+    lead.git("add", "-A")
+    lead.git("commit", "-qm", "the upload ceiling")
+    lead.git("push", "-q", "origin", "main")
+    mate = team.clone("mate")
+    mate.git("checkout", "-q", "-b", "feature/ceiling")
+    (mate.root / ".dmm/memory/project/b.md").write_text(_ceiling(
+        "mem_2026_01_02_001", "Upload size ceiling of the gateway", "50 MB"))
+    _gate(mate.root, pr_gate)
+    mate.git("add", "-A")
+    mate.git("commit", "-qm", "a bigger ceiling")
+    mate.git("push", "-q", "origin", "feature/ceiling")
+    runner = _pull_request(team, "feature/ceiling")
+    return runner, _actions_env(runner, "feature/ceiling", tmp_path)
+
+
+def _check(cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    [step] = _run_steps(["dmm ci check"], cwd, env)
+    return step
+
+
+def test_a_pull_request_that_adds_a_contradiction_fails_there(team, tmp_path):
+    runner, env = _contradicting_pull_request(team, tmp_path)
+    step = _check(runner, env)
+    assert step.returncode == 1, (step.stdout, step.stderr)
+    found = [COMMAND.match(line).groups() for line in step.stdout.splitlines()]
+    conflicts = [g for g in found if g[3] == "dmm conflict"]
+    assert [g[:2] for g in conflicts] == [("error", ".dmm/memory/project/b.md")], step.stdout
+    assert "a.md" in conflicts[0][4]  # the memory it contradicts is named
+    assert [g for g in found if g[0] == "error"] == conflicts  # nothing else is an error
+    assert "conflict" in step.stderr  # why it fails, in the log too
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert "| error | `.dmm/memory/project/b.md` | dmm conflict |" in summary
+    assert "A person needs to look" in summary and "conflict" in summary.split(
+        "A person needs to look")[1]
+    # the same decision from plain `--base`, outside any CI
+    plain = run_dmm("ci", "check", "--base", "origin/main", "--format", "plain", cwd=runner)
+    assert plain.returncode == 1 and ": error: [dmm conflict]" in plain.stdout, plain.stdout
+
+
+def test_a_team_that_wants_warnings_on_pull_requests_says_so_on_main(team, tmp_path):
+    runner, env = _contradicting_pull_request(
+        team, tmp_path, main_gate=False, pr_gate=False)
+    step = _check(runner, env)
+    assert step.returncode == 0, (step.stdout, step.stderr)
+    found = [COMMAND.match(line).groups() for line in step.stdout.splitlines()]
+    assert [g[:2] for g in found if g[3] == "dmm conflict"] == [
+        ("warning", ".dmm/memory/project/b.md")], step.stdout
+    assert not [g for g in found if g[0] == "error"]
+
+
+def test_a_pull_request_cannot_turn_its_own_gate_off(team, tmp_path):
+    """The setting is read from the base branch, what the team agreed on: a request that sets
+    it in its own config.toml still fails (and its config change is named for a person)."""
+    runner, env = _contradicting_pull_request(
+        team, tmp_path, pr_gate=False)
+    step = _check(runner, env)
+    assert step.returncode == 1, (step.stdout, step.stderr)
+    lines = [COMMAND.match(line).groups() for line in step.stdout.splitlines()]
+    assert ("error", ".dmm/memory/project/b.md") in [g[:2] for g in lines]
+    assert ("warning", ".dmm/config.toml") in [g[:2] for g in lines]
+
+
+def test_a_pull_request_is_judged_by_the_settings_of_the_branch_it_goes_into(team, tmp_path):
+    """A request that raises conflicts.min_confidence in its own config.toml (the contradiction
+    it brings is 0.99 sure) still has that contradiction reported, and fails."""
+    _contradicting_pull_request(team, tmp_path)
+    mate = team.base / "mate"
+    path = mate / ".dmm/config.toml"
+    path.write_text(re.sub(r"(?m)^min_confidence = .*$", "min_confidence = 1.0",
+                           path.read_text()))
+    assert "\nmin_confidence = 1.0\n" in path.read_text()
+    git(mate, "commit", "-qam", "quieter conflicts")
+    git(mate, "push", "-q", "origin", "feature/ceiling")
+    runner = _pull_request(team, "feature/ceiling", number=8)
+    env = _actions_env(runner, "feature/ceiling", tmp_path, number=8)
+    step = _check(runner, env)
+    assert step.returncode == 1, (step.stdout, step.stderr)
+    found = [COMMAND.match(line).groups()[:4] for line in step.stdout.splitlines()]
+    assert ("error", ".dmm/memory/project/b.md", "1", "dmm conflict") in found, step.stdout
+    assert ("warning", ".dmm/config.toml", "1", "dmm instructions") in found, step.stdout
+
+
+def test_main_shows_why_it_fails_errors_not_warnings(team, tmp_path):
+    runner, env = _contradicting_pull_request(
+        team, tmp_path, main_gate=False, pr_gate=False)
+    lead = team.lead
+    lead.git("fetch", "-q")
+    lead.git("merge", "-q", "--no-ff", "origin/feature/ceiling", "-m", "Merge the ceiling")
+    push_env = {k: v for k, v in env.items() if k not in ("GITHUB_BASE_REF", "GITHUB_HEAD_REF")}
+    push_env.update(GITHUB_EVENT_NAME="push", GITHUB_REF="refs/heads/main")
+    step = _check(lead.root, push_env)
+    assert step.returncode == 1
+    found = {COMMAND.match(line).groups()[:2] for line in step.stdout.splitlines()}
+    assert found == {("error", ".dmm/memory/project/a.md"), ("error", ".dmm/memory/project/b.md")}
+    assert "conflict" in step.stderr
+    plain = run_dmm("ci", "check", "--format", "plain", cwd=lead.root)
+    assert plain.returncode == 1
+    assert plain.stdout.count(": error: [dmm conflict]") == 2, plain.stdout
