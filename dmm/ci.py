@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from dmm.gitrepo import Git
 from dmm.proposals.model import MEMORY_ROOT, Proposal
-from dmm.workspace import Workspace
+from dmm.state import tracked
+from dmm.workspace import OLD_INDEX_DIR, Workspace
 
 
 @dataclass
@@ -85,12 +86,16 @@ def check_change(ws: Workspace, base: str) -> CiReport:
     try:
         ids = []
         for kind, path in changes:
-            if not path.startswith(MEMORY_ROOT):
-                if not path.startswith(".dmm/index/"):
+            if path.startswith(f"{OLD_INDEX_DIR}/"):
+                if kind != "D":  # removing it is the cure
                     report.findings.append(Finding(
-                        "warning", path, "dmm instructions",
-                        "changes what dmm or agents are told, outside the memories: a person "
-                        "should read this change"))
+                        "error", path, "dmm state committed", _state_message(path)))
+                continue
+            if not path.startswith(MEMORY_ROOT):
+                report.findings.append(Finding(
+                    "warning", path, "dmm instructions",
+                    "changes what dmm or agents are told, outside the memories: a person "
+                    "should read this change"))
                 continue
             if kind == "D":
                 report.findings.append(Finding("warning", path, "dmm deleted memory",
@@ -145,7 +150,17 @@ def check_main(ws: Workspace) -> CiReport:
         conn.close()
     for conflict in found:
         _conflict_findings(report, conflict, "warning")
+    for path in tracked(ws):
+        report.findings.append(Finding("error", path, "dmm state committed",
+                                       _state_message(path)))
     return report
+
+
+def _state_message(path: str) -> str:
+    return (f"{path} is under {OLD_INDEX_DIR}/, where older versions of dmm kept their cache: "
+            "dmm never reads it, and a committed cache or link there is how a repository "
+            f"could make older versions show memories that exist in no file; remove it "
+            f"(`git rm -r --cached {OLD_INDEX_DIR}`)")
 
 
 def _conflict_findings(report: CiReport, conflict, severity: str,

@@ -23,6 +23,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
       dmm status
       dmm status --json
     """
+    from dmm import state
     from dmm.index import read
     from dmm.index.refresh import open_fresh
 
@@ -35,10 +36,12 @@ def command(ctx: click.Context, as_json: bool) -> int:
         conflicts = _open_conflicts(conn, ws)
     finally:
         conn.close()
+    leftover = state.tracked_problem(ws)  # a committed .dmm/index/: never read, said here
+    problems = [leftover, *problems] if leftover else problems
     errors = [p for p in problems if p.severity == "error"]
     hooks = _hooks(ws)
-    cache_file = ws.index_dir / "cache.sqlite3"
-    cache = {"path": str(cache_file.relative_to(ws.root)),
+    cache_file = ws.state_dir / "cache.sqlite3"
+    cache = {"path": str(cache_file),  # in the git folder (in another for a linked work tree)
              "bytes": cache_file.stat().st_size if cache_file.exists() else 0,
              "was_fresh": report.was_fresh, "files_read": report.read,
              "files_removed": report.removed}
