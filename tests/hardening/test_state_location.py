@@ -193,6 +193,7 @@ def test_committed_links_at_the_old_lock_and_log_places_are_never_written(tmp_pa
     if env:  # the background process answered: it holds its lock and writes its log
         assert (Workspace(clone.root).state_dir / "semantic.lock").is_file()
         assert (Workspace(clone.root).state_dir / "semantic.log").is_file()
+        assert (Workspace(clone.root).shared_state_dir / "semantic.sqlite3").is_file()
     state = Workspace(clone.root).state_dir
     assert state == clone.root / ".git" / "dmm" and (state / "cache.sqlite3").is_file()
     if env:
@@ -248,6 +249,8 @@ def test_an_untracked_usage_log_of_an_older_version_is_moved_once(repo):
     git(repo.root, "add", "-A")
     git(repo.root, "commit", "-qm", "store")
     old = _old_usage_log(repo.root, "my own task from last month")
+    old_vectors = old.with_name("semantic.sqlite3")
+    old_vectors.write_bytes(b"vectors an older dmm computed")
     proc = repo.dmm("usage", "queries", "--json")
     assert proc.returncode == 0, proc.stderr
     assert [q["query_text"] for q in json.loads(proc.stdout)["queries"]] == [
@@ -255,6 +258,8 @@ def test_an_untracked_usage_log_of_an_older_version_is_moved_once(repo):
     assert "moved .dmm/index/usage.sqlite3" in proc.stderr
     assert not old.exists()  # never read again: it is gone from the work tree
     assert (repo.root / ".git" / "dmm" / "usage.sqlite3").is_file()
+    moved = repo.root / ".git" / "dmm" / "semantic.sqlite3"
+    assert moved.read_bytes() == b"vectors an older dmm computed" and not old_vectors.exists()
     _old_usage_log(repo.root, "a second old log")  # the new log exists: never moved again
     proc = repo.dmm("usage", "queries", "--json")
     assert "a second old log" not in proc.stdout and "moved" not in proc.stderr
