@@ -71,6 +71,20 @@ def open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
         raise
 
 
+def create_file(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` as a new file (``O_CREAT|O_EXCL``: never through a link,
+    never into a file that exists; whatever stood there, a link included, is removed first).
+    For temporary files named in advance, renamed into place by the caller."""
+    path.unlink(missing_ok=True)  # removes a link itself, never what it points to
+    fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 def refuse_link(path: Path) -> None:
     """Raise LinkRefused when ``path`` is a symbolic link (a missing one is fine). For files
     that another library opens by name (SQLite), checked just before it does."""

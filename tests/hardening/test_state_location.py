@@ -369,3 +369,17 @@ def test_idle_connections_do_not_pile_up_threads_in_the_background_process(repo,
             sock.close()
     finally:
         _stop_background(repo.root)
+
+
+def test_a_temporary_file_named_in_advance_is_never_written_through_a_link(tmp_path):
+    """The landing journal, a landed file and a hook shim are written to a temporary name
+    first, then renamed: a link planted at that name is removed, never written through."""
+    from dmm import fsutil
+
+    target = tmp_path / "shell-rc"
+    target.write_text("mine\n")
+    tmp = tmp_path / ".dmm-tmp-123-rule.md"
+    tmp.symlink_to(target)
+    fsutil.create_file(tmp, b"landed text", 0o644)
+    assert target.read_text() == "mine\n"
+    assert not tmp.is_symlink() and tmp.read_bytes() == b"landed text"
