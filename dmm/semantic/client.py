@@ -1,7 +1,7 @@
 """Ask the repository's background process (``daemon.py``) for a Memory Pack or a hook's
 text, starting it on first use; None when it cannot answer, and the caller answers by words.
 
-The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per repository, reached
+The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per work tree, reached
 over the socket ``semantic.sock`` in the work tree's state folder (``<git-dir>/dmm/``, where no
 commit can put a file), which only this user can use (mode 0600, owned by us: a socket anyone
 else made is never trusted); it exits when idle, and one started by another

@@ -3,7 +3,7 @@ answers `dmm query` and the agent hooks over ``semantic.sock`` in the work tree'
 (``<git-dir>/dmm/``, where no commit can put a file or a link).
 
 Run as ``python -I -m dmm.semantic.daemon REPO`` by ``client.start`` (never by hand; the
-installed dmm, never code from the working tree). One per repository: it holds an flock on
+installed dmm, never code from the working tree). One per work tree: it holds an flock on
 ``semantic.lock`` there for its whole life, and a second one started meanwhile exits. It
 holds nothing git lacks: every answer is computed from the memory files as the CLI would. It
 exits after ``semantic.idle_minutes`` without a request, when its socket is removed or replaced,
