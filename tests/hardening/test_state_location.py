@@ -90,6 +90,10 @@ def test_a_committed_link_to_another_projects_usage_log_is_never_read_or_written
     tasks = [q["query_text"] for q in json.loads(proc.stdout)["queries"]]
     assert tasks == ["how do builds run"]  # its own query, nothing of the sibling's
     assert "sibling secret" not in clone.dmm("usage", "queries").stdout
+    from dmm.agents.calls import usage_queries  # what GET /usage/queries and MCP answer
+
+    served = usage_queries(Workspace(clone.root))["queries"]
+    assert [q["query_text"] for q in served] == ["how do builds run"]
     assert _digest(log) == before  # not appended to
     assert (clone.root / ".dmm/index/usage.sqlite3").is_symlink()  # not moved either
 
