@@ -158,6 +158,11 @@ def test_a_committed_cache_never_serves_a_memory_that_exists_in_no_file(tmp_path
                    env={"GITHUB_ACTIONS": "", "GITLAB_CI": ""})
     assert ci.returncode != 0, ci.stdout + ci.stderr
     assert ".dmm/index/cache.sqlite3" in ci.stdout and "git rm -r --cached" in ci.stdout
+    merged = clone.dmm("ci", "check", "--format", "plain",  # as on main, after the merge
+                       env={"GITHUB_ACTIONS": "", "GITHUB_EVENT_NAME": "",
+                            "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": ""})
+    assert merged.returncode != 0, merged.stdout + merged.stderr
+    assert ".dmm/index/cache.sqlite3" in merged.stdout and "git rm -r --cached" in merged.stdout
 
 
 # -- item 3: committed links where dmm writes its locks and logs --------------------------------
