@@ -392,3 +392,27 @@ def test_a_temporary_file_named_in_advance_is_never_written_through_a_link(tmp_p
     fsutil.create_file(tmp, b"landed text", 0o644)
     assert target.read_text() == "mine\n"
     assert not tmp.is_symlink() and tmp.read_bytes() == b"landed text"
+
+
+@pytest.mark.slow
+def test_the_background_process_serves_a_work_tree_whose_git_folder_is_deep(repo, tmp_path,
+                                                                            monkeypatch):
+    """A linked work tree's socket is <git-common-dir>/worktrees/<name>/dmm/semantic.sock:
+    past the kernel's 108 bytes for a long name, still bound and reached."""
+    env = _semantic_env(monkeypatch)
+    if not env:
+        pytest.skip(model.unavailable())
+    repo.add("project/build.md", GOOD_ID, "Builds use make", "Run make build from the root.")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "store")
+    tree = tmp_path / ("agent-work-tree-" + "x" * 90)
+    git(repo.root, "worktree", "add", "-q", "-b", "deep", str(tree))
+    side = Repo(tree)
+    sock = Workspace(tree).state_dir / "semantic.sock"
+    assert len(os.fsencode(sock)) > 108
+    try:
+        pack = json.loads(side.dmm("query", "how do I build", "--json", env=env).stdout)
+        assert pack["stats"]["ranking"] == "words+meaning", pack
+        assert sock.exists()
+    finally:
+        _stop_background(tree)
