@@ -147,7 +147,8 @@ def serve(ws, delay: float = 0.0) -> None:
 def build_now(ws, conn: sqlite3.Connection, progress=None) -> tuple[int | None, str | None]:
     """Bring the semantic index of ``ws`` up to date in this process (`dmm reindex`):
     (memories embedded, None), or (None, why not). Vectors no memory uses any more are
-    dropped from the cache."""
+    dropped from the cache, unless the clone has linked work trees (which share it and may
+    hold other memories)."""
     if not ws.config["semantic"]["enabled"] or model.switched_off():
         return None, None
     why = model.unavailable()
@@ -159,5 +160,7 @@ def build_now(ws, conn: sqlite3.Connection, progress=None) -> tuple[int | None, 
         embedded = index.sync(conn, progress)
     except model.ModelUnavailable as exc:
         return None, str(exc)
-    index.prune()
+    folder = _key(ws)[1]
+    if folder is None or not (folder.parent / "worktrees").is_dir():
+        index.prune()  # with linked work trees the vectors are theirs too: kept
     return embedded, None

@@ -416,3 +416,36 @@ def test_the_background_process_serves_a_work_tree_whose_git_folder_is_deep(repo
         assert sock.exists()
     finally:
         _stop_background(tree)
+
+
+@pytest.mark.slow
+def test_reindex_keeps_the_vectors_a_linked_work_tree_uses(repo, tmp_path, monkeypatch):
+    env = _semantic_env(monkeypatch)
+    if not env:
+        pytest.skip(model.unavailable())
+    repo.add("project/build.md", GOOD_ID, "Builds use make", "Run make build from the root.")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "store")
+    tree = tmp_path / "side"
+    git(repo.root, "worktree", "add", "-q", "-b", "side", str(tree))
+    Repo(tree).add("project/deploy.md", "mem_2026_11_01_002", "Deploys go through the pipeline",
+                   "Only the pipeline deploys to production.")
+    vectors = repo.root / ".git" / "dmm" / "semantic.sqlite3"
+
+    def rows() -> int:
+        conn = sqlite3.connect(vectors)
+        try:
+            return conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        finally:
+            conn.close()
+
+    try:
+        assert Repo(tree).dmm("reindex", env=env).returncode == 0
+        both = rows()
+        assert repo.dmm("reindex", env=env).returncode == 0  # the main tree lacks deploy.md
+        assert rows() == both  # kept for the side work tree
+        git(repo.root, "worktree", "remove", "--force", str(tree))
+        assert repo.dmm("reindex", env=env).returncode == 0
+        assert rows() < both  # no other work tree: what no memory uses is dropped
+    finally:
+        _stop_background(repo.root)
