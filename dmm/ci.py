@@ -20,11 +20,13 @@ the CLI prints what they return and writes the summary where the runner says.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from dmm.gitrepo import Git
 from dmm.proposals.model import MEMORY_ROOT, Proposal
-from dmm.workspace import Workspace
+from dmm.state import tracked
+from dmm.workspace import OLD_INDEX_DIR, Workspace
 
 
 @dataclass
@@ -97,12 +99,16 @@ def check_change(ws: Workspace, base: str) -> CiReport:
     try:
         ids = []
         for kind, path in changes:
-            if not path.startswith(MEMORY_ROOT):
-                if not path.startswith(".dmm/index/"):
+            if path.startswith(f"{OLD_INDEX_DIR}/"):
+                if kind != "D":  # removing it is the cure
                     report.findings.append(Finding(
-                        "warning", path, "dmm instructions",
-                        "changes what dmm or agents are told, outside the memories: a person "
-                        "should read this change"))
+                        "error", path, "dmm state committed", _state_message(path)))
+                continue
+            if not path.startswith(MEMORY_ROOT):
+                report.findings.append(Finding(
+                    "warning", path, "dmm instructions",
+                    "changes what dmm or agents are told, outside the memories: a person "
+                    "should read this change"))
                 continue
             if kind == "D":
                 report.findings.append(Finding("warning", path, "dmm deleted memory",
@@ -157,6 +163,9 @@ def check_main(ws: Workspace) -> CiReport:
         conn.close()
     for conflict in found:
         _conflict_findings(report, conflict, "error")
+    for path in tracked(ws):
+        report.findings.append(Finding("error", path, "dmm state committed",
+                                       _state_message(path)))
     return report
 
 
@@ -173,7 +182,7 @@ def _judged_by(ws: Workspace, settings: dict) -> Workspace:
     settings of the branch it goes into, because its own config.toml is one of its changes,
     not its judge (it could turn the gate off, or raise conflicts.min_confidence above the
     contradiction it brings). Its config change is named for a person to read."""
-    judged = Workspace(ws.root)
+    judged = dataclasses.replace(ws)  # the same folders, its own settings
     judged.__dict__["config"] = settings  # Workspace.config is a cached_property: primed
     return judged
 
@@ -186,6 +195,13 @@ def failure(report: CiReport) -> str:
         [f"{conflicts} report(s) of a conflict nobody decided: resolve it (dmm conflicts "
          "show ID), supersede or deprecate a memory, or dismiss it"] if conflicts else [])
     return "; ".join(parts)
+
+
+def _state_message(path: str) -> str:
+    return (f"{path} is under {OLD_INDEX_DIR}/, where older versions of dmm kept their cache: "
+            "dmm never reads it, and a committed cache or link there is how a repository "
+            f"could make older versions show memories that exist in no file; remove it "
+            f"(`git rm -r --cached {OLD_INDEX_DIR}`)")
 
 
 def _conflict_findings(report: CiReport, conflict, severity: str,

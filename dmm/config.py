@@ -57,7 +57,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "idle_minutes": 30,  # the background process exits after this long without a request
     },
     "usage": {
-        "enabled": True,  # log each `dmm query` in .dmm/index/usage.sqlite3
+        "enabled": True,  # log each `dmm query` in <git-common-dir>/dmm/usage.sqlite3
     },
     "agents": {
         "hook_budget": 800,  # tokens of the pack an agent hook adds to each prompt

@@ -1,5 +1,6 @@
-"""Files under .dmm/: atomic writes (a reader never sees half a file, and nothing is overwritten
-unless the caller says so) and safe reads (regular files only, never through a link, bounded)."""
+"""Files dmm writes and reads: atomic writes (a reader never sees half a file, and nothing is
+overwritten unless the caller says so), safe reads (regular files only, never through a link,
+bounded), and the one way dmm opens its own state files for writing (never through a link)."""
 
 from __future__ import annotations
 
@@ -46,12 +47,77 @@ def write_new(path: Path, text: str) -> bool:
         os.unlink(tmp)
 
 
+class LinkRefused(OSError):
+    """A file or folder dmm was about to write is a symbolic link; dmm never writes through
+    one (it could point anywhere: another project's files, a shell start-up file)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.ELOOP, f"{path} is a symbolic link, and dmm never writes "
+                                      "through a link")
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` for writing a file of dmm's own (a lock, a log): never through a link at
+    its last component (raises LinkRefused), and not inherited by child processes."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkRefused(path) from None
+        raise
+
+
+def create_file(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` as a new file (``O_CREAT|O_EXCL``: never through a link,
+    never into a file that exists; whatever stood there, a link included, is removed first).
+    For temporary files named in advance, renamed into place by the caller."""
+    path.unlink(missing_ok=True)  # removes a link itself, never what it points to
+    fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def refuse_link(path: Path) -> None:
+    """Raise LinkRefused when ``path`` is a symbolic link (a missing one is fine). For files
+    that another library opens by name (SQLite), checked just before it does."""
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            raise LinkRefused(path)
+    except FileNotFoundError:
+        pass
+
+
+def state_folder(path: Path) -> Path:
+    """The folder ``path`` of dmm's own state, made (private to this user) when missing; its
+    parent must exist (the git folder). Raises LinkRefused when it is a link and
+    NotADirectoryError when it is not a folder."""
+    try:
+        os.mkdir(path, 0o700)  # the usage log holds the tasks people typed: not for others
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise LinkRefused(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, f"{path} is not a folder")
+    return path
+
+
 @contextlib.contextmanager
 def file_lock(path: Path, wait: bool = True) -> Iterator[None]:
-    """Hold an exclusive flock on ``path`` (created if needed) for the duration of the block;
-    ``wait`` False: raise BlockingIOError at once when another process holds it."""
+    """Hold an exclusive flock on ``path`` (created if needed, never through a link) for the
+    duration of the block; ``wait`` False: raise BlockingIOError at once when another process
+    holds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         yield

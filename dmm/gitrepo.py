@@ -46,10 +46,18 @@ def run(args: list[str], cwd: Path, check: bool = True, env: dict | None = None,
 
 def toplevel(start: Path) -> Path:
     """The work tree root of the repository containing ``start``."""
+    return locate(start)[0]
+
+
+def locate(start: Path) -> tuple[Path, Path, Path]:
+    """(work tree root, git folder, common git folder) of the repository containing
+    ``start``, in one git process: for when GIT_DIR or GIT_WORK_TREE say where they are."""
     if not start.is_dir():
         raise NotARepositoryError(f"{start} is not a directory")
-    proc = run(["rev-parse", "--show-toplevel"], start, check=False)
-    if proc.returncode != 0 or not proc.stdout.strip():
+    proc = run(["rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir"], start,
+               check=False)
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != 3 or not lines[0].strip():
         msg = proc.stderr.strip()
         if "not a git repository" in msg or not msg:
             raise NotARepositoryError(
@@ -57,7 +65,8 @@ def toplevel(start: Path) -> Path:
                 hint="dmm keeps memory in a git repository: run `git init` first, "
                      "or point dmm at one with -C PATH")
         raise NotARepositoryError(f"cannot use the repository at {start}: {msg}")
-    return Path(proc.stdout.strip())
+    root, git_dir, common = (Path(line) for line in lines)
+    return root, start / git_dir, start / common  # relative ones are relative to ``start``
 
 
 def commit_message(subject: str, body: str, trailer_pairs: list[tuple[str, str]]) -> str:

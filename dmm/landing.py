@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from dmm.errors import BusyError, GitError, InvalidInputError
-from dmm.fsutil import file_lock
+from dmm.fsutil import create_file, file_lock
 from dmm import gitrepo
 from dmm.gitrepo import ZERO, Git
 from dmm.workspace import LANDING_JOURNAL as JOURNAL
@@ -214,7 +214,7 @@ def _write_journal(git: Git, index: _Index, branch: str, old: str, new: str,
               "index_copy": str(index.copy)}
     path = journal_path(git.git_dir())
     tmp = path.with_name(f"{JOURNAL}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(record), encoding="utf-8")
+    create_file(tmp, json.dumps(record).encode("utf-8"), 0o644)
     os.replace(tmp, path)
     return path
 
@@ -292,8 +292,9 @@ def _finish_sync(git: Git, old: str, new: str) -> list[str]:
                 mode, sha = target
                 file.parent.mkdir(parents=True, exist_ok=True)
                 tmp = file.with_name(f".dmm-tmp-{os.getpid()}-{file.name}")
-                tmp.write_bytes(git.show_blob(new, p) or b"")
-                tmp.chmod(0o755 if mode == "100755" else 0o644)
+                create_file(tmp, git.show_blob(new, p) or b"",
+                            0o755 if mode == "100755" else 0o644)
+                tmp.chmod(0o755 if mode == "100755" else 0o644)  # whatever the umask
                 os.replace(tmp, file)
                 updates.append(f"{mode} {sha}\t{p}\0")
         if updates:

@@ -16,7 +16,6 @@ from pathlib import Path
 from dmm import config as config_mod
 from dmm.errors import InvalidInputError, NotInitializedError, UnsafeStoreError
 from dmm.fsutil import write_atomic, write_new
-from dmm.index.db import INDEX_GITIGNORE
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
 from dmm.render import render
 from dmm.workspace import Workspace
@@ -39,7 +38,7 @@ class InitResult:
 
 def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
     today = today or dt.date.today()
-    ws.check_layout(with_index=True)
+    ws.check_layout()
     result = InitResult(ws.root)
     defaults = config_mod.DEFAULTS
     budget = defaults["query"]["default_budget"]
@@ -54,7 +53,6 @@ def init(ws: Workspace, today: dt.date | None = None) -> InitResult:
                                    hint="replace the link with a real folder, then run dmm init")
     for folder in folders:
         _write(ws, folder / ".gitkeep", "", result)
-    _write(ws, ws.index_dir / ".gitignore", INDEX_GITIGNORE, result)
     _write(ws, ws.config_path, render("config.toml.j2", c=defaults), result)
     _write(ws, ws.dmm_dir / "BOOT.md", _boot(defaults), result)
     if not existing_store and not any((ws.memory_dir / "baseline").rglob("*.md")):
@@ -102,7 +100,7 @@ def upgrade(ws: Workspace) -> UpgradeResult:
     diff must be all there is to review, and nothing uncommitted is ever overwritten."""
     from dmm.gitrepo import Git
 
-    ws.check_layout(with_index=True)
+    ws.check_layout()
     if not ws.config_path.exists():
         raise NotInitializedError(f"no dmm store in {ws.root}", hint="run `dmm init` first")
     settings = config_mod.load(ws.config_path)  # refuses a config it cannot read or check

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -19,18 +19,26 @@ DMM_DIR = ".dmm"
 # The entries of .dmm/ that dmm reads or writes, and what each must be. What a repository
 # holds is untrusted: a committed link in one of these places (a clone of someone's project, a
 # merged branch) would make dmm read, and show to agents, a store or file outside the
-# repository, or write outside it. `.dmm/index` is checked where the cache opens (a link there
-# only costs the cache, see index.db.usable) and by `dmm init`.
+# repository, or write outside it.
 LAYOUT = ((DMM_DIR, stat.S_ISDIR), (f"{DMM_DIR}/memory", stat.S_ISDIR),
           (f"{DMM_DIR}/conflicts", stat.S_ISDIR), (f"{DMM_DIR}/BOOT.md", stat.S_ISREG),
           (f"{DMM_DIR}/config.toml", stat.S_ISREG))
-INDEX_ENTRY = (f"{DMM_DIR}/index", stat.S_ISDIR)
+# dmm's own state (caches, usage log, locks, socket, logs) lives in the git folder, where no
+# commit can put anything: <git-dir>/dmm/ for what belongs to one work tree, and
+# <git-common-dir>/dmm/ for what all work trees of a clone share (docs/guarantees.md, "Where
+# dmm keeps its state"). Older versions kept it in .dmm/index/, which a commit can deliver: it
+# is never read again (dmm.state migrates an untracked usage log and vector cache once).
+STATE_DIR = "dmm"
+OLD_INDEX_DIR = f"{DMM_DIR}/index"
 LANDING_JOURNAL = "dmm-landing.json"  # in the git folder while dmm.landing moves a branch
 
 
 @dataclass(frozen=True)
 class Workspace:
     root: Path  # the git work tree
+    # (git folder, common git folder) when git already said them (Workspace.find); else read
+    # from .git on first use
+    git_dirs_known: tuple[Path, Path] | None = field(default=None, compare=False, repr=False)
 
     @property
     def dmm_dir(self) -> Path:
@@ -41,8 +49,21 @@ class Workspace:
         return self.dmm_dir / "memory"
 
     @property
-    def index_dir(self) -> Path:
-        return self.dmm_dir / "index"
+    def state_dir(self) -> Path:
+        """This work tree's state: the cache of its files, the cache's write lock, the
+        background process's socket, lock and log (<git-dir>/dmm/)."""
+        return self._git_dirs[0] / STATE_DIR
+
+    @property
+    def shared_state_dir(self) -> Path:
+        """State every work tree of the clone shares: the usage log and the semantic vectors,
+        keyed by text (<git-common-dir>/dmm/; the same folder as state_dir in the main work
+        tree)."""
+        return self._git_dirs[1] / STATE_DIR
+
+    @cached_property
+    def _git_dirs(self) -> tuple[Path, Path]:
+        return self.git_dirs_known or git_dirs(self.root)
 
     @property
     def conflicts_dir(self) -> Path:
@@ -59,7 +80,14 @@ class Workspace:
     @classmethod
     def find(cls, start: Path | None = None, require_init: bool = True) -> "Workspace":
         start = (start or Path.cwd()).resolve()
-        ws = cls(_work_tree_root(start) or _ask_git(start))
+        root = _work_tree_root(start)
+        if root is not None:
+            ws = cls(root)
+        else:
+            from dmm import gitrepo  # subprocess and friends only when git must decide
+
+            root, git_dir, common = gitrepo.locate(start)
+            ws = cls(root, (git_dir, common))
         if require_init:
             ws.check_layout()
             if not ws.memory_dir.is_dir():
@@ -67,12 +95,12 @@ class Workspace:
                                           hint="run `dmm init` to create .dmm/")
         return ws
 
-    def check_layout(self, with_index: bool = False) -> None:
-        """Refuse a store whose own entries (.dmm, memory/, conflicts/, BOOT.md, config.toml;
-        with ``with_index`` also index/) are symbolic links or of the wrong kind. Costs one
-        lstat per entry, so long-lived servers run it before every call: a merge may swap a
-        folder for a link while they run."""
-        for rel, is_kind in LAYOUT + ((INDEX_ENTRY,) if with_index else ()):
+    def check_layout(self) -> None:
+        """Refuse a store whose own entries (.dmm, memory/, conflicts/, BOOT.md, config.toml)
+        are symbolic links or of the wrong kind. Costs one lstat per entry, so long-lived
+        servers run it before every call: a merge may swap a folder for a link while they
+        run."""
+        for rel, is_kind in LAYOUT:
             path = self.root / rel
             try:
                 mode = os.lstat(path).st_mode
@@ -94,12 +122,8 @@ class Workspace:
                                        hint=f"move it away; `dmm init` recreates {rel}")
 
     def landing_pending(self) -> bool:
-        """Cheap test, without starting git: may a dmm landing have stopped half way here?
-        (True for linked work trees, whose git folder only git can tell.)"""
-        dot_git = self.root / ".git"
-        if dot_git.is_dir():
-            return (dot_git / LANDING_JOURNAL).exists()
-        return dot_git.is_file()
+        """Cheap test, without starting git: may a dmm landing have stopped half way here?"""
+        return (self._git_dirs[0] / LANDING_JOURNAL).exists()
 
     def memory_relpath(self, path: str | Path, cwd: Path | None = None) -> str:
         """Normalise a path given by a user to a path relative to .dmm/memory/.
@@ -144,10 +168,45 @@ def _link_target(path: Path) -> str:
         return "somewhere"
 
 
-def _ask_git(start: Path) -> Path:
-    from dmm import gitrepo  # subprocess and friends only when git must decide
+def git_dirs(root: Path) -> tuple[Path, Path]:
+    """(git folder, common git folder) of the work tree at ``root``, read as git reads them
+    and without starting git: a .git folder is both; a .git file (linked work trees,
+    submodules) names the git folder (``gitdir: PATH``), whose ``commondir`` file, if any,
+    names the common one. Git decides when GIT_DIR or GIT_WORK_TREE redirect it, or when
+    .git is neither."""
+    if "GIT_DIR" not in os.environ and "GIT_WORK_TREE" not in os.environ:
+        dot_git = root / ".git"
+        if dot_git.is_dir():
+            return dot_git, dot_git
+        found = _linked_git_dir(dot_git)
+        if found is not None:
+            return found, _common_dir(found)
+    from dmm import gitrepo
 
-    return gitrepo.toplevel(start)
+    _, git_dir, common = gitrepo.locate(root)
+    return git_dir, common
+
+
+def _first_line(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.readline(4096).rstrip("\r\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _linked_git_dir(dot_git: Path) -> Path | None:
+    line = _first_line(dot_git) if dot_git.is_file() else None
+    if not line or not line.startswith("gitdir: "):
+        return None
+    folder = (dot_git.parent / line[len("gitdir: "):]).resolve()  # relative: from .git's folder
+    return folder if folder.is_dir() else None
+
+
+def _common_dir(git_dir: Path) -> Path:
+    line = _first_line(git_dir / "commondir")
+    # relative to the git folder, as git reads it
+    return (git_dir / line).resolve() if line else git_dir
 
 
 def _work_tree_root(start: Path) -> Path | None:

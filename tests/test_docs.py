@@ -178,6 +178,18 @@ def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
     checked[worktree] = proc.returncode == 0 and (home / "agent-1" / ".dmm" / "config.toml"
                                                   ).is_file()
 
+    # docs/cache.md: what older versions left tracked under .dmm/index/ leaves git, and dmm
+    # stops reporting it
+    (root / ".dmm" / "index").mkdir()
+    (root / ".dmm" / "index" / "cache.sqlite3").write_bytes(b"committed by an older dmm")
+    git(root, "add", "-f", ".dmm/index")
+    git(root, "commit", "-qm", "a committed cache")
+    untrack = "git rm -r --cached .dmm/index"
+    sh(root, untrack)
+    git(root, "commit", "-qm", "untracked")
+    checked[untrack] = (git(root, "ls-files", ".dmm/index") == ""
+                        and run_dmm("validate", cwd=root).returncode == 0)
+
     assert suggested_git_commands() <= set(checked), \
         f"suggested in the docs but not checked: {suggested_git_commands() - set(checked)}"
     assert all(checked.values()), {c: ok for c, ok in checked.items() if not ok}

@@ -75,7 +75,7 @@ def evidence(store: Path, queries: list[dict]) -> list[dict]:
                     f"SELECT m.doc, m.id, m.priority, m.confidence FROM memories m "
                     f"WHERE {where}", params)}
         doc_of = dict(conn.execute("SELECT path, doc FROM memories"))
-        index = SemanticIndex(ws.index_dir)
+        index = SemanticIndex(ws.shared_state_dir)
         index.sync(conn)
         out = []
         for q in queries:

@@ -206,7 +206,7 @@ def usage_of(ws: Workspace, key: str) -> dict:
     from dmm.usage.log import memory_stats
 
     mid = memory_id(ws, key) if "/" in key or key.endswith(".md") else key
-    stats = memory_stats(ws.index_dir, mid)
+    stats = memory_stats(ws, mid)
     if not stats:
         raise NotFoundError(f"{key} has not been returned by any query yet")
     return stats[0]
@@ -218,7 +218,7 @@ def usage_memories(ws: Workspace, *, sort_by: str = "total_retrievals", order: s
 
     if sort_by not in USAGE_SORTS:
         raise InvalidInputError(f"sort_by must be one of {', '.join(USAGE_SORTS)}")
-    stats = sorted(memory_stats(ws.index_dir), key=lambda s: s["path"])
+    stats = sorted(memory_stats(ws), key=lambda s: s["path"])
     present = [s for s in stats if s[sort_by] is not None]
     present.sort(key=lambda s: s[sort_by], reverse=order == "desc")
     ordered = present + [s for s in stats if s[sort_by] is None]  # never: last either way
@@ -228,7 +228,7 @@ def usage_memories(ws: Workspace, *, sort_by: str = "total_retrievals", order: s
 def usage_queries(ws: Workspace, *, limit: int = 20, after: str | None = None) -> dict:
     from dmm.usage.log import queries
 
-    rows = queries(ws.index_dir, limit, after)
+    rows = queries(ws, limit, after)
     return {"queries": rows, "total": len(rows)}
 
 

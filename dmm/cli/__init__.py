@@ -273,17 +273,19 @@ def _cache_error(exc: Exception, ws) -> int:
                "wait for the other dmm command to finish")
         return ExitCode.BUSY
     if "readonly" in text:
-        _error(f"cannot write the dmm cache: {text}", "check the permissions of .dmm/index/")
+        where = ws.state_dir if ws is not None else "the git folder's dmm/ folder"
+        _error(f"cannot write the dmm cache: {text}", f"check the permissions of {where}")
         return ExitCode.IO_FAILED
     try:
         from dmm.index import db
 
         if ws is None:
             raise RuntimeError("no repository was opened")
-        db.discard(ws.index_dir)
+        db.discard(ws.state_dir)
     except Exception as again:  # noqa: BLE001
         _error(f"the dmm cache is damaged ({text}) and could not be removed: {again}",
-               "delete .dmm/index/ by hand; it is rebuilt from the memory files")
+               f"delete {ws.state_dir if ws is not None else 'the cache'} by hand; it is "
+               "rebuilt from the memory files")
         return ExitCode.IO_FAILED
     click.echo(f"dmm: the cache was damaged ({text}); it was rebuilt from the memory files",
                err=True)

@@ -28,7 +28,7 @@ def _workspace(ctx: click.Context) -> Workspace | None:
 def _cached(ws: Workspace, sql: str) -> list[tuple]:
     from dmm.index.db import DB_NAME
 
-    path = ws.index_dir / DB_NAME
+    path = ws.state_dir / DB_NAME
     if not path.exists():
         return []
     try:

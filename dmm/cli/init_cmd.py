@@ -18,9 +18,9 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
     """Create the .dmm/ memory store in this git repository.
 
     Creates the scope folders under .dmm/memory/, config.toml with documented defaults,
-    BOOT.md (instructions for agents), a gitignored .dmm/index/ for the cache and a starter
-    baseline memory, and installs the git hooks (post-commit, post-merge, post-rewrite) that
-    scan memory changes for conflicts. Safe to run again: existing files are never
+    BOOT.md (instructions for agents) and a starter baseline memory, and installs the git
+    hooks (post-commit, post-merge, post-rewrite) that scan memory changes for conflicts.
+    dmm's cache, usage log and locks live in the git folder (.git/dmm/), never in .dmm/. Safe to run again: existing files are never
     overwritten. In a teammate's clone of a repository that has a store, this is the one
     command to run: hooks are per clone.
 
@@ -41,18 +41,18 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
         return _upgrade(ws, no_hooks, as_json)
     result = init(ws)
     hooks = result.hooks_installed = [] if no_hooks else _install_hooks(ws)
-    # a teammate's clone has the store but not the gitignored cache folder nor the hooks
-    store_files = [p for p in result.created if not p.startswith(".dmm/index/")]
+    # a teammate's clone has the store but not the hooks (the cache lives in the git folder,
+    # made on demand)
+    store_files = result.created
     if as_json:
         emit_json(result.to_dict())
-    elif result.created and not store_files:
-        message(f"dmm store found in {ws.root / '.dmm'}: this clone is set up "
-                "(the cache folder is per clone and rebuilt on demand)")
     elif result.created:
         message(f"Initialised dmm in {ws.root / '.dmm'} ({len(result.created)} files created)")
         for path in result.created:
             message(f"  created {path}")
-    elif not hooks:
+    elif hooks:
+        message(f"dmm store found in {ws.root / '.dmm'}: this clone is set up")
+    else:
         message(f"dmm is already initialised in {ws.root / '.dmm'}: nothing changed")
     if hooks and not as_json:
         message(f"installed git hooks: {', '.join(hooks)} (dmm hooks uninstall removes them)")

@@ -14,13 +14,13 @@ from dmm.render import count
 @json_option
 @click.pass_context
 def command(ctx: click.Context, as_json: bool) -> int:
-    """Rebuild the cache in .dmm/index/ from the memory files, and bring the semantic index
-    up to date (embedding only memories whose text it has never seen).
+    """Rebuild the cache (in the git folder) from the memory files, and bring the semantic
+    index up to date (embedding only memories whose text it has never seen).
 
     Never needed for correctness (every command refreshes the cache itself, re-reading only
     changed files, and the background process embeds changed memories); use it after
     upgrading dmm, to time a full build, or to embed a large store with a progress bar.
-    Deleting .dmm/index/ is always safe.
+    Deleting the cache (.git/dmm/cache.sqlite3) is always safe.
 
     \b
     Examples:
@@ -63,6 +63,10 @@ def command(ctx: click.Context, as_json: bool) -> int:
                 f"{seconds:.2f} s"
                 + (f"; {count(errors, 'file')} with errors: run `dmm validate`" if errors else "")
                 + (f"; {count(embedded, 'memory')} embedded" if embedded else ""))
+        from dmm.semantic.model import cache_dir_note
+
+        if cache_dir_note():
+            message(f"note: {cache_dir_note()}")
         if why:
             message(f"note: no semantic index: {why}")
         elif embedded and slower:

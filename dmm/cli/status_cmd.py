@@ -23,6 +23,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
       dmm status
       dmm status --json
     """
+    from dmm import state
     from dmm.index import read
     from dmm.index.refresh import open_fresh
 
@@ -35,11 +36,13 @@ def command(ctx: click.Context, as_json: bool) -> int:
         conflicts = _open_conflicts(conn, ws)
     finally:
         conn.close()
+    leftover = state.tracked_problem(ws)  # a committed .dmm/index/: never read, said here
+    problems = [leftover, *problems] if leftover else problems
     errors = [p for p in problems if p.severity == "error"]
     hooks = _hooks(ws)
-    cache_file = ws.index_dir / "cache.sqlite3"
-    cache = {"path": str(cache_file.relative_to(ws.root)),
-             "bytes": cache_file.stat().st_size if cache_file.exists() else 0,
+    cache_file = ws.state_dir / "cache.sqlite3"
+    cache = {"path": str(cache_file),  # in the git folder (in another for a linked work tree)
+             "bytes": _size(cache_file),
              "was_fresh": report.was_fresh, "files_read": report.read,
              "files_removed": report.removed}
     if as_json:
@@ -99,3 +102,12 @@ def _open_conflicts(conn, ws) -> dict:
     last = store.scans(conn, 1)
     return {"unresolved": unresolved, "last_scan": last[0]["started_at"] if last else None,
             "stale": bool(last) and store.needs_scan(conn, fingerprint(ws.config["conflicts"]))}
+
+
+def _size(path) -> int:
+    """0 when there is no cache file, or this user may not look at it (another user's git
+    folder: the command answered from an in-memory cache)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -16,7 +16,7 @@ from dmm.render import count
 def command() -> None:
     """Which memories queries return, and which they never do.
 
-    Every `dmm query` is logged in .dmm/index/usage.sqlite3: local telemetry, gitignored,
+    Every `dmm query` is logged in the git folder (dmm/usage.sqlite3): local telemetry,
     never committed (turn it off with [usage] enabled = false in .dmm/config.toml).
 
     \b
@@ -68,7 +68,7 @@ def show_cmd(ctx, memory_id, no_headers, as_json) -> int:
         found = None
     finally:
         conn.close()
-    stats = memory_stats(ws.index_dir, found.id if found else memory_id)
+    stats = memory_stats(ws, found.id if found else memory_id)
     if not stats and found is None:
         raise NotFoundError(f"no memory {memory_id!r}: not in the store, and no query ever "
                             "returned a memory of that id",
@@ -97,7 +97,7 @@ def top_cmd(ctx, limit, no_headers, as_json) -> int:
     from dmm.usage.log import memory_stats
 
     ws = workspace(ctx)
-    stats = sorted(memory_stats(ws.index_dir),
+    stats = sorted(memory_stats(ws),
                    key=lambda s: (-s["total_retrievals"], s["path"]))[:limit or None]
     if as_json:
         emit_json({"memories": stats, "total": len(stats)})
@@ -140,7 +140,7 @@ def stale_cmd(ctx, days, old_days, limit, no_headers, as_json) -> int:
                               "AND scope != 'baseline' ORDER BY path").fetchall()
     finally:
         conn.close()
-    stats = {s["memory_id"]: s for s in memory_stats(ws.index_dir)}
+    stats = {s["memory_id"]: s for s in memory_stats(ws)}
     stale = []
     cutoff = dt.date.today() - dt.timedelta(days=days)
     for mid, path, created in active:
@@ -189,7 +189,7 @@ def queries_cmd(ctx, limit, newer_than, after, no_headers, as_json) -> int:
     if newer_than is not None:
         after = (dt.date.today() - dt.timedelta(days=newer_than)).isoformat()
     ws = workspace(ctx)
-    rows = queries(ws.index_dir, limit, after)
+    rows = queries(ws, limit, after)
     if as_json:
         emit_json({"queries": rows, "total": len(rows)})
     elif rows:

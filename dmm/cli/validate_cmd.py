@@ -19,7 +19,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
 
     Exits 0 when the store is valid, 1 when a problem must be fixed: malformed YAML, missing or
     wrong fields, a scope that does not match its folder, duplicate ids, unreadable files; 5
-    when a PATH names no memory file or folder (a typo in a CI step fails it). PATHS may be
+    when a PATH names no memory file or folder (a typo in a CI step fails it). Files git
+    tracks under .dmm/index/ (where older versions kept their cache) are an error too. PATHS may be
     relative to .dmm/memory/, to the repository root or to the current folder.
 
     \b
@@ -28,6 +29,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
       dmm validate project/billing --strict
       dmm validate --json
     """
+    from dmm import state
     from dmm.index import read
     from dmm.index.refresh import open_fresh
 
@@ -48,6 +50,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
         problems = [p for p in problems if any(p.path == w or p.path.startswith(w.rstrip("/")
                                                                                 + "/")
                                                for w in wanted)]
+    leftover = None if wanted else state.tracked_problem(ws)
+    if leftover:  # a committed .dmm/index/: dmm never reads it, and says so
+        problems.insert(0, leftover)
     total = report.files if not wanted else sum(
         1 for rel in wanted for f in ([ws.memory_dir / rel] if (ws.memory_dir / rel).is_file()
                                       else (ws.memory_dir / rel).rglob("*.md")))

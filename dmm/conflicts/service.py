@@ -54,7 +54,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
     from dmm.conflicts.scanner import scan  # the analyzers: only when something is scanned
 
     try:
-        with db.write_lock(ws.index_dir):
+        with db.write_lock(ws.state_dir):
             return scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                         progress=progress)
     except ValueError as exc:

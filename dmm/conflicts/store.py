@@ -3,7 +3,7 @@
 Detected conflicts are derived data (tables `conflicts`, `conflict_scans` of the cache); a lost
 cache is rebuilt by the next scan, with the same conflict ids. Decisions people make (flag, and
 every resolution: deprecate, merge, clarify, dismiss, defer) are JSON files under
-.dmm/conflicts/, committed to git, so they survive `rm -rf .dmm/index`, pushes and clones; a
+.dmm/conflicts/, committed to git, so they survive a deleted cache, pushes and clones; a
 dismissed pair is never reported again.
 """
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dmm.errors import InvalidInputError
+from dmm.fsutil import create_file
 from dmm.gitrepo import Git
 from dmm.resources import resource_dir
 
@@ -113,8 +114,8 @@ def install(git: Git) -> list[HookState]:
 
 def _write_shim(path: Path, name: str) -> None:
     tmp = path.with_name(f".{name}.dmm-tmp")
-    tmp.write_text(render(name), encoding="utf-8")
-    tmp.chmod(0o755)
+    create_file(tmp, render(name).encode("utf-8"), 0o755)
+    tmp.chmod(0o755)  # whatever the umask
     os.replace(tmp, path)
 
 

@@ -18,7 +18,7 @@ def run(ws: Workspace) -> str | None:
     """Scan; return the one-line notice for stderr, or None when nothing new was found.
 
     New means new to the store: a conflict the changed memories brought. A cache that was
-    rebuilt (`dmm reindex`, a fresh clone, a deleted .dmm/index/) rescans everything and
+    rebuilt (`dmm reindex`, a fresh clone, a deleted cache) rescans everything and
     finds every old conflict again: of those, only the ones involving a memory the last
     commit changed are new. A conflict someone already dismissed, resolved or flagged is
     decided, never new."""

@@ -1,8 +1,10 @@
 """Open the cache database, recreating it when it is missing, corrupt or of an old schema.
 
-IO boundary for .dmm/index/. Writers serialise on an flock of .dmm/index/lock so that two dmm
-processes never build or update the cache at the same time; readers rely on SQLite's own
-locking (busy timeout). A broken cache is never fatal: it is deleted and rebuilt.
+IO boundary for the cache in this work tree's state folder, ``<git-dir>/dmm/`` (see
+Workspace.state_dir: inside the git folder, where no commit can put a file). Writers serialise
+on an flock of ``cache.lock`` there so that two dmm processes never build or update the cache at
+the same time; readers rely on SQLite's own locking (busy timeout). A broken cache is never
+fatal: it is deleted and rebuilt. Nothing here is ever written through a symbolic link.
 """
 
 from __future__ import annotations
@@ -14,15 +16,16 @@ from pathlib import Path
 from typing import Iterator
 
 from dmm.errors import BusyError
-from dmm.fsutil import file_lock, write_new
+from dmm import fsutil
+from dmm.fsutil import file_lock
 from dmm.index.schema import DDL, SCHEMA_VERSION
 
 DB_NAME = "cache.sqlite3"
-INDEX_GITIGNORE = "# dmm cache: rebuilt on demand, never committed\n*\n"
+LOCK_NAME = "cache.lock"
 BUSY_TIMEOUT_S = 30.0
 
 
-# Why this process answers without an on-disk cache (read-only .dmm/, a symlinked index ...),
+# Why this process answers without an on-disk cache (a read-only git folder, a link ...),
 # once known; the CLI says it once on stderr, with any other NOTICES about the caches.
 FALLBACK_REASON: str | None = None
 NOTICES: list[str] = []
@@ -55,14 +58,14 @@ def busy_timeout() -> float:
 
 
 @contextlib.contextmanager
-def write_lock(index_dir: Path) -> Iterator[None]:
+def write_lock(state_dir: Path) -> Iterator[None]:
     """Exclusive lock for anything that writes the cache (held by one process at a time).
     Without a usable cache folder there is nothing on disk to protect."""
-    if not usable(index_dir):
+    if not usable(state_dir):
         yield
         return
     try:
-        lock = file_lock(index_dir / "lock", wait=not _IMPATIENT)
+        lock = file_lock(state_dir / LOCK_NAME, wait=not _IMPATIENT)
         lock.__enter__()
     except BlockingIOError:
         raise BusyError("another dmm is updating the cache (a reindex or a scan)",
@@ -88,42 +91,48 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("COMMIT")  # nothing was written: this only releases the read lock
 
 
-def usable(index_dir: Path) -> bool:
-    """True when the cache may be kept in ``index_dir``: a real folder inside the repository
-    (not a symbolic link that a commit could point anywhere) that this user can write."""
+def usable(state_dir: Path) -> bool:
+    """True when dmm may keep its files in ``state_dir`` (made if missing): a real folder,
+    not a symbolic link, that this user can write."""
     global FALLBACK_REASON
     if FALLBACK_REASON is not None:
         return False
     reason = None
-    if index_dir.is_symlink() or index_dir.parent.is_symlink():
-        reason = f"{index_dir} is a symbolic link; dmm keeps its cache only inside the repository"
-    elif index_dir.exists() and not index_dir.is_dir():
-        reason = f"{index_dir} is not a folder"
+    try:
+        fsutil.state_folder(state_dir)
+    except OSError as exc:
+        reason = f"cannot keep dmm's state in {state_dir}: {exc.strerror or exc}"
     else:
-        try:
-            _ensure_gitignore(index_dir)
-        except OSError as exc:
-            reason = f"cannot write {index_dir}: {exc.strerror or exc}"
-        else:
-            targets = [index_dir, *(p for p in (index_dir / DB_NAME, index_dir / "lock")
-                                    if p.exists() and not p.is_dir())]
-            if not all(os.access(p, os.W_OK) for p in targets):
-                reason = f"{index_dir} is read-only"
+        if not os.access(state_dir, os.W_OK):
+            reason = f"{state_dir} is read-only"
     if reason:
         FALLBACK_REASON = reason + ": answering from the memory files without a cache"
         return False
     return True
 
 
-def connect(index_dir: Path) -> sqlite3.Connection:
+def sqlite_file(path: Path) -> Path:
+    """``path``, checked just before SQLite opens it for writing: SQLite follows a link, dmm
+    does not (raises fsutil.LinkRefused)."""
+    fsutil.refuse_link(path)
+    return path
+
+
+def connect(state_dir: Path) -> sqlite3.Connection:
     """A connection to a cache with the current schema (created or rebuilt if needed); an
     in-memory cache built from scratch when the folder cannot hold one (see ``usable``)."""
-    if not usable(index_dir):
+    global FALLBACK_REASON
+    path = state_dir / DB_NAME
+    if usable(state_dir):
+        try:
+            sqlite_file(path)
+        except fsutil.LinkRefused as exc:
+            FALLBACK_REASON = f"{exc}: answering from the memory files without a cache"
+    if not usable(state_dir):
         conn = sqlite3.connect(":memory:", isolation_level=None)
         _fill(conn)
         return conn
-    path = index_dir / DB_NAME
-    _remove_dead_builds(index_dir)
+    _remove_dead_builds(state_dir)
     for _ in range(3):
         try:
             conn = _open(path)
@@ -136,7 +145,7 @@ def connect(index_dir: Path) -> sqlite3.Connection:
                                 hint="wait for the other dmm command to finish") from exc
         except sqlite3.DatabaseError:
             pass  # not a database / malformed: rebuilt below
-        with write_lock(index_dir):
+        with write_lock(state_dir):
             if not _is_current(path):
                 create(path)
     raise BusyError(f"could not open the cache at {path}")
@@ -157,6 +166,8 @@ def create(path: Path) -> None:
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     tmp.unlink(missing_ok=True)
     try:
+        # made here, new (O_EXCL) and never through a link, before SQLite opens it by name
+        os.close(fsutil.open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
             _fill(conn)
@@ -171,10 +182,10 @@ def create(path: Path) -> None:
         raise
 
 
-def _remove_dead_builds(index_dir: Path) -> None:
+def _remove_dead_builds(state_dir: Path) -> None:
     """Cache builds left aside by a process that was killed or ran out of disk (each is
     named after its builder's pid; a live builder's is left alone)."""
-    for stale in index_dir.glob(f"{DB_NAME}.tmp-*"):
+    for stale in state_dir.glob(f"{DB_NAME}.tmp-*"):
         pid = stale.name.removeprefix(f"{DB_NAME}.tmp-").removesuffix("-journal")
         if pid.isdigit() and not _alive(int(pid)):
             stale.unlink(missing_ok=True)
@@ -196,14 +207,14 @@ def _fill(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def discard(index_dir: Path) -> None:
+def discard(state_dir: Path) -> None:
     """Remove a damaged cache; the next command builds a new one."""
-    with write_lock(index_dir):
-        create(index_dir / DB_NAME)
+    with write_lock(state_dir):
+        create(state_dir / DB_NAME)
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=busy_timeout(), isolation_level=None)
+    conn = sqlite3.connect(sqlite_file(path), timeout=busy_timeout(), isolation_level=None)
     conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
@@ -240,10 +251,3 @@ def replaced(exc: sqlite3.DatabaseError) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and (
         "readonly" in str(exc) or name.startswith("SQLITE_IOERR")
         or "disk I/O error" in str(exc))
-
-
-def _ensure_gitignore(index_dir: Path) -> None:
-    """The cache is never committed: .dmm/index/ ignores itself."""
-    ignore = index_dir / ".gitignore"
-    if not ignore.is_file():
-        write_new(ignore, INDEX_GITIGNORE)

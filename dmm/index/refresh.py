@@ -52,18 +52,18 @@ def open_fresh(ws: Workspace, progress: Progress | None = None,
     """Connect to the cache and bring it up to date with the working tree."""
     ws.check_layout()  # again: a long-lived server's store may have been swapped for a link
     for attempt in range(2):
-        conn = db.connect(ws.index_dir)
+        conn = db.connect(ws.state_dir)
         try:
             return conn, refresh(conn, ws, progress)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if attempt or not db.usable(ws.index_dir) or db.busy(exc):
+            if attempt or not db.usable(ws.state_dir) or db.busy(exc):
                 raise
             if db.replaced(exc):
                 continue  # another process rebuilt the cache meanwhile: open the new one
             # a cache damaged under our feet (a killed writer, a bad disk): build it again
-            with db.write_lock(ws.index_dir):
-                db.create(ws.index_dir / db.DB_NAME)
+            with db.write_lock(ws.state_dir):
+                db.create(ws.state_dir / db.DB_NAME)
     raise AssertionError("unreachable")
 
 
@@ -72,10 +72,10 @@ def rebuild(ws: Workspace, progress: Progress | None = None,
     """Throw the cache away and build it again from the working tree (`dmm reindex`),
     keeping the conflict scans' state (what the memory files cannot give back)."""
     kept = None
-    if db.usable(ws.index_dir):  # else every connection is a new in-memory cache anyway
+    if db.usable(ws.state_dir):  # else every connection is a new in-memory cache anyway
         kept = _scan_state(ws)
-        with db.write_lock(ws.index_dir):
-            db.create(ws.index_dir / db.DB_NAME)
+        with db.write_lock(ws.state_dir):
+            db.create(ws.state_dir / db.DB_NAME)
     conn, report = open_fresh(ws, progress)
     if kept:
         restore_scan_state(conn, kept)
@@ -118,10 +118,10 @@ def restore_scan_state(conn: sqlite3.Connection, state: dict) -> None:
 def _scan_state(ws: Workspace) -> dict | None:
     """The old cache's scan state, or None when there is none or it cannot be read (a
     damaged cache is rebuilt without it: the next scan is a full one)."""
-    if not (ws.index_dir / db.DB_NAME).exists():
+    if not (ws.state_dir / db.DB_NAME).exists():
         return None
     try:
-        conn = db.connect(ws.index_dir)
+        conn = db.connect(ws.state_dir)
         try:
             return scan_state(conn)
         finally:
@@ -163,7 +163,7 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
     the state it names is fresh."""
     from dmm.semantic.client import SOCKET
 
-    if not os.path.exists(ws.index_dir / SOCKET):
+    if not os.path.exists(ws.state_dir / SOCKET):
         return None  # the common case costs one stat; the client is not even imported
     from dmm.semantic import client, model
 
@@ -171,7 +171,7 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
         return None
 
     try:
-        answer = client.ask(ws.root, ws.index_dir, {"op": "fresh"}, start_if_absent=False,
+        answer = client.ask(ws.root, ws.state_dir, {"op": "fresh"}, start_if_absent=False,
                             start_wait=0.2, answer_wait=VOUCH_WAIT_S)
     except client.Unavailable:
         return None
@@ -195,7 +195,7 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
     max_bytes = int(ws.config["store"]["max_file_bytes"])
     if _known_files(conn) == disk and _indexed_with(conn) == settings:
         return RefreshReport(files=len(disk), read=0, removed=0)
-    with db.write_lock(ws.index_dir):
+    with db.write_lock(ws.state_dir):
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have applied the same changes while we waited for the lock.

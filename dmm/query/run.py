@@ -25,7 +25,7 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, bool]:
         if not db.is_impatient() or (isinstance(exc, sqlite3.OperationalError)
                                      and not db.busy(exc)):
             raise
-    return db.connect(ws.index_dir), True  # a BusyError here: not even readable now
+    return db.connect(ws.state_dir), True  # a BusyError here: not even readable now
 
 
 def _resident(ws: Workspace, conn: sqlite3.Connection):
@@ -38,9 +38,9 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
     from dmm.query import resident
 
     resident.enable()
-    if not db.usable(ws.index_dir):
+    if not db.usable(ws.state_dir):
         return resident.state(None, conn)  # an in-memory cache per connection: nothing to share
-    return resident.state(ws.index_dir, conn, connect=lambda: db.connect(ws.index_dir))
+    return resident.state(ws.state_dir, conn, connect=lambda: db.connect(ws.state_dir))
 
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
@@ -91,7 +91,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         from dmm.usage.log import log_query
 
         try:  # telemetry must never cost the agent its Memory Pack
-            log_query(ws.index_dir, pack, int((time.perf_counter() - started) * 1000))
+            log_query(ws, pack, int((time.perf_counter() - started) * 1000))
         except (sqlite3.Error, OSError) as exc:
             pack.warnings.append(f"usage not logged: {exc}")
     return pack

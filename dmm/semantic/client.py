@@ -1,9 +1,10 @@
 """Ask the repository's background process (``daemon.py``) for a Memory Pack or a hook's
 text, starting it on first use; None when it cannot answer, and the caller answers by words.
 
-The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per repository, reached
-over the socket ``.dmm/index/semantic.sock``, which only this user can use (mode 0600, owned by
-us: a socket anyone else made is never trusted); it exits when idle, and one started by another
+The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per work tree, reached
+over the socket ``semantic.sock`` in the work tree's state folder (``<git-dir>/dmm/``, where no
+commit can put a file), which only this user can use (mode 0600, owned by us: a socket anyone
+else made is never trusted); it exits when idle, and one started by another
 version of dmm is stopped and replaced. This module imports only the standard library: a
 `dmm query` answered here never loads numpy or the model.
 """
@@ -44,8 +45,8 @@ class Unavailable(Exception):
     """The background process cannot answer; the message says why (for a note)."""
 
 
-def socket_path(index_dir: Path) -> Path:
-    return index_dir / SOCKET
+def socket_path(state_dir: Path) -> Path:
+    return state_dir / SOCKET
 
 
 def _address(path: Path) -> tuple[str, int | None]:
@@ -112,12 +113,15 @@ def _exchange(sock: socket.socket, request: dict) -> dict:
     return answer
 
 
-def start(root: Path, index_dir: Path) -> None:
+def start(root: Path, state_dir: Path) -> None:
     """Start the background process of the repository at ``root`` (detached, its own session;
-    it exits at once if another one holds the repository)."""
+    it exits at once if another one holds the repository). Its output goes to the log in
+    ``state_dir``, never written through a link."""
     import subprocess
 
-    log = os.open(index_dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    from dmm.fsutil import open_nofollow
+
+    log = open_nofollow(state_dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         subprocess.Popen([sys.executable, "-I", "-m", "dmm.semantic.daemon", str(root)],
                          cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -126,23 +130,23 @@ def start(root: Path, index_dir: Path) -> None:
         os.close(log)
 
 
-def ask(root: Path, index_dir: Path, request: dict, start_if_absent: bool = True,
+def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True,
         start_wait: float = START_WAIT_S, answer_wait: float = ANSWER_WAIT_S) -> dict:
     """The background process's answer to ``request``; raises Unavailable."""
-    path = socket_path(index_dir)
+    path = socket_path(state_dir)
     request = dict(request, build=build_id())
     for attempt in range(2):
         try:
             sock = _connect(path, answer_wait)
             if sock is None and start_if_absent:
-                start(root, index_dir)
+                start(root, state_dir)
                 deadline = time.monotonic() + start_wait
                 while sock is None and time.monotonic() < deadline:
                     time.sleep(0.02)
                     sock = _connect(path, answer_wait)
             if sock is None:
                 raise Unavailable("the background process did not start (see "
-                                  f"{index_dir / LOG})")
+                                  f"{state_dir / LOG})")
             answer = _exchange(sock, request)
         except (TimeoutError, socket.timeout):
             raise Unavailable("the background process did not answer in time") from None
@@ -171,11 +175,14 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
     why = model.unavailable()
     if why:
         return None, why + ": ranked by words only"
-    index_dir = ws.index_dir
-    if index_dir.is_symlink() or not index_dir.is_dir():
-        return None, None  # the command itself says what is wrong with the cache folder
+    from dmm.fsutil import state_folder
+
     try:
-        answer = ask(ws.root, index_dir, request, start_wait=start_wait,
+        state_dir = state_folder(ws.state_dir)
+    except OSError:
+        return None, None  # the command itself says what is wrong with the state folder
+    try:
+        answer = ask(ws.root, state_dir, request, start_wait=start_wait,
                      answer_wait=answer_wait)
     except Unavailable as exc:
         return None, f"{exc}: ranked by words only"

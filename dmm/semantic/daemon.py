@@ -1,13 +1,17 @@
 """The per-repository background process: keeps the model and the semantic index loaded and
-answers `dmm query` and the agent hooks over ``.dmm/index/semantic.sock``.
+answers `dmm query` and the agent hooks over ``semantic.sock`` in the work tree's state folder
+(``<git-dir>/dmm/``, where no commit can put a file or a link).
 
 Run as ``python -I -m dmm.semantic.daemon REPO`` by ``client.start`` (never by hand; the
-installed dmm, never code from the working tree). One per repository: it holds an flock on
-``.dmm/index/semantic.lock`` for its whole life, and a second one started meanwhile exits. It
+installed dmm, never code from the working tree). One per work tree: it holds an flock on
+``semantic.lock`` there for its whole life, and a second one started meanwhile exits. It
 holds nothing git lacks: every answer is computed from the memory files as the CLI would. It
 exits after ``semantic.idle_minutes`` without a request, when its socket is removed or replaced,
 when the cache folder goes away, and when a client of another dmm version asks it something
 (that client then starts a new one). Protocol: one JSON request line, one JSON answer.
+A connection that sends no request within READ_TIMEOUT_S is closed, and at most
+MAX_CONNECTIONS are served at once (one thread each; more are answered "busy" at once): idle
+connections cannot pile up threads.
 """
 
 from __future__ import annotations
@@ -28,11 +32,37 @@ LOCK = "semantic.lock"
 LOCK_WAIT_S = 5.0
 MAX_REQUEST_BYTES = 1 << 20
 CHECK_EVERY_S = 1.0
+READ_TIMEOUT_S = 10.0  # a client sends its request line at once; the answer may take longer
+MAX_CONNECTIONS = 16  # served at once (2 cores): each holds a thread
+BUSY = json.dumps({"ok": False, "why": "the background process is busy"}).encode()
 
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = False
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request, client_address) -> None:
+        """A thread for the connection while fewer than MAX_CONNECTIONS are served; else a
+        "busy" answer at once (the client answers by itself), from this thread."""
+        if not self.slots.acquire(blocking=False):
+            try:
+                request.settimeout(0.1)
+                request.sendall(BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
 
 class Daemon:
@@ -41,7 +71,7 @@ class Daemon:
 
         self.root = root
         self.ws = Workspace(root)
-        self.index_dir = self.ws.index_dir
+        self.state_dir = self.ws.state_dir
         self.build = client.build_id()
         self.last_request = time.monotonic()
         self.server: _Server | None = None
@@ -51,16 +81,17 @@ class Daemon:
     # -- life cycle -------------------------------------------------------------------------
 
     def run(self) -> int:
+        from dmm.fsutil import open_nofollow
         from dmm.index import db
         from dmm.semantic import service
 
-        if not db.usable(self.index_dir):
+        if not db.usable(self.state_dir):
             return 0
-        lock = os.open(self.index_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        lock = open_nofollow(self.state_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
         if not self._lock(lock):
             return 0  # another one serves this repository
-        path = client.socket_path(self.index_dir)
-        os.chdir(self.index_dir)  # bind by a short relative name: deep folders fit
+        path = client.socket_path(self.state_dir)
+        os.chdir(self.state_dir)  # bind by a short relative name: deep folders fit
         path.unlink(missing_ok=True)
         old = os.umask(0o177)
         try:
@@ -97,8 +128,8 @@ class Daemon:
     def _remove_socket(self) -> None:
         """Remove our socket, never one a newer process made in its place."""
         try:
-            if os.stat(self.index_dir / client.SOCKET).st_ino == self.inode:
-                os.unlink(self.index_dir / client.SOCKET)
+            if os.stat(self.state_dir / client.SOCKET).st_ino == self.inode:
+                os.unlink(self.state_dir / client.SOCKET)
         except OSError:
             pass
 
@@ -108,7 +139,7 @@ class Daemon:
                        or 60.0 * float(self._config()["idle_minutes"]))
         while not self.stopping.wait(CHECK_EVERY_S):
             try:
-                same = os.stat(self.index_dir / client.SOCKET).st_ino == self.inode
+                same = os.stat(self.state_dir / client.SOCKET).st_ino == self.inode
             except OSError:
                 same = False
             if not same or time.monotonic() - self.last_request > idle_s:
@@ -209,6 +240,8 @@ class Daemon:
 
 
 class _Handler(socketserver.StreamRequestHandler):
+    timeout = READ_TIMEOUT_S  # applied to the connection by StreamRequestHandler.setup
+
     def handle(self) -> None:
         daemon: Daemon = self.server.daemon  # type: ignore[attr-defined]
         try:
@@ -226,8 +259,8 @@ class _Handler(socketserver.StreamRequestHandler):
                 answer = (daemon.answer(request) if isinstance(request, dict)
                           else {"ok": False, "why": "not a JSON request"})
             self.wfile.write(json.dumps(answer).encode())
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        except (BrokenPipeError, ConnectionResetError, TimeoutError, socket.timeout):
+            pass  # the client went away or sent nothing in time: its thread ends here
 
 
 def _peer_uid(conn: socket.socket) -> int | None:

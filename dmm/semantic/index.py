@@ -60,8 +60,8 @@ def _embedder(threads: int, workers: int):
 class SemanticIndex:
     """Vectors of one store's memories. Thread-safe: one sync at a time, reads at any time."""
 
-    def __init__(self, index_dir: Path | None, threads: int = 1, workers: int = 1) -> None:
-        self.index_dir = index_dir
+    def __init__(self, vectors_dir: Path | None, threads: int = 1, workers: int = 1) -> None:
+        self.vectors_dir = vectors_dir  # the folder of semantic.sqlite3; None: in memory
         self.threads = threads
         self.workers = workers
         self._sync_lock = threading.Lock()
@@ -132,7 +132,7 @@ class SemanticIndex:
         if not missing:
             self.pending = 0
             return 0
-        store = vectors.connect(self.index_dir)
+        store = vectors.connect(self.vectors_dir)
         try:
             stored = vectors.keys(store, missing)
             todo = [k for k in missing if k not in stored and k in texts]
@@ -212,7 +212,7 @@ class SemanticIndex:
 
     def prune(self) -> int:
         """Drop stored vectors that no memory of the last sync uses (after a full sync)."""
-        store = vectors.connect(self.index_dir)
+        store = vectors.connect(self.vectors_dir)
         try:
             return vectors.prune(store, set(self._docs.values()))
         finally:

@@ -155,11 +155,27 @@ def _session(ort, weights: bytes, threads: int):
 # -- the derived int8 model -------------------------------------------------------------------
 
 def cache_dir() -> Path:
-    """Where derived model files are kept: one per user, shared by every repository."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """Where derived model files are kept: one per user, shared by every repository.
+    ``DMM_CACHE_DIR``, else ``$XDG_CACHE_HOME/dmm``, else ``~/.cache/dmm``. A relative value of
+    either variable is ignored, as the XDG base directory specification says: it would be
+    read from wherever a command runs, such as inside a repository, where a commit could
+    put a model file (``cache_dir_note`` says so)."""
+    chosen = os.environ.get(CACHE_ENV, "")
+    if os.path.isabs(chosen):
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "dmm"
+
+
+def cache_dir_note() -> str | None:
+    """A sentence for the person when ``DMM_CACHE_DIR`` was ignored, else None."""
+    chosen = os.environ.get(CACHE_ENV, "")
+    if chosen and not os.path.isabs(chosen):
+        return (f"{CACHE_ENV}={chosen} is a relative path, ignored (it would put the derived "
+                f"model wherever a command runs): using {cache_dir()}; give an absolute path")
+    return None
 
 
 def _derived_stem() -> str:

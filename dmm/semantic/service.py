@@ -29,9 +29,10 @@ WAIT: contextvars.ContextVar[float] = contextvars.ContextVar("wait", default=WAI
 
 _enabled = False
 _lock = threading.Lock()
-_indexes: dict[Path | None, SemanticIndex] = {}
-_threads: dict[Path | None, threading.Thread] = {}
-_failed: dict[Path | None, str] = {}
+# keyed by _key(ws)
+_indexes: dict[tuple, SemanticIndex] = {}
+_threads: dict[tuple, threading.Thread] = {}
+_failed: dict[tuple, str] = {}
 
 
 def enable() -> None:
@@ -48,18 +49,24 @@ def enabled() -> bool:
     return _enabled
 
 
-def _index(index_dir: Path | None) -> SemanticIndex:
+def _key(ws) -> tuple[Path, Path | None]:
+    """(this work tree's state folder, the folder of the vector cache or None for one in
+    memory): an index per work tree (each has its own memories), vectors shared by the clone."""
+    from dmm import state
+
+    return ws.state_dir, state.shared_folder(ws)
+
+
+def _index(key: tuple[Path, Path | None]) -> SemanticIndex:
     with _lock:
-        if index_dir not in _indexes:
-            _indexes[index_dir] = SemanticIndex(index_dir, threads=1)  # never both cores
-        return _indexes[index_dir]
+        if key not in _indexes:
+            _indexes[key] = SemanticIndex(key[1], threads=1)  # never both cores
+        return _indexes[key]
 
 
 def start_sync(ws) -> threading.Thread | None:
     """Bring the index of ``ws`` up to date in a background thread (one at a time)."""
-    from dmm.index import db
-
-    key = ws.index_dir if db.usable(ws.index_dir) else None
+    key = _key(ws)
     with _lock:
         running = _threads.get(key)
         if running and running.is_alive():
@@ -71,7 +78,7 @@ def start_sync(ws) -> threading.Thread | None:
         return thread
 
 
-def _sync(ws, key: Path | None) -> None:
+def _sync(ws, key: tuple) -> None:
     from dmm.index.refresh import open_fresh
 
     try:
@@ -89,8 +96,6 @@ def _sync(ws, key: Path | None) -> None:
 
 def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str | None]:
     """The index to rank with now, or None and the note that says why not."""
-    from dmm.index import db
-
     if not _enabled:
         return None, None
     if not ws.config["semantic"]["enabled"]:
@@ -98,7 +103,7 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
     why = model.unavailable()
     if why:
         return None, why + ": ranked by words only"
-    key = ws.index_dir if db.usable(ws.index_dir) else None
+    key = _key(ws)
     index = _index(key)
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     if index.ready and index.generation == (row[0] if row else ""):
@@ -142,19 +147,20 @@ def serve(ws, delay: float = 0.0) -> None:
 def build_now(ws, conn: sqlite3.Connection, progress=None) -> tuple[int | None, str | None]:
     """Bring the semantic index of ``ws`` up to date in this process (`dmm reindex`):
     (memories embedded, None), or (None, why not). Vectors no memory uses any more are
-    dropped from the cache."""
-    from dmm.index import db
-
+    dropped from the cache, unless the clone has linked work trees (which share it and may
+    hold other memories)."""
     if not ws.config["semantic"]["enabled"] or model.switched_off():
         return None, None
     why = model.unavailable()
     if why:
         return None, why
-    index = SemanticIndex(ws.index_dir if db.usable(ws.index_dir) else None, threads=1,
+    index = SemanticIndex(_key(ws)[1], threads=1,
                           workers=os.cpu_count() or 1)  # the person waits: every core
     try:
         embedded = index.sync(conn, progress)
     except model.ModelUnavailable as exc:
         return None, str(exc)
-    index.prune()
+    folder = _key(ws)[1]
+    if folder is None or not (folder.parent / "worktrees").is_dir():
+        index.prune()  # with linked work trees the vectors are theirs too: kept
     return embedded, None

@@ -1,7 +1,8 @@
 """The semantic index on disk: passage vectors keyed by what they were computed from.
 
-IO boundary for ``.dmm/index/semantic.sqlite3``, a cache beside the memory cache (gitignored
-with the rest of ``.dmm/index/``, deleted at any time). Rows are keyed by ``chunks.text_key``
+IO boundary for ``semantic.sqlite3`` in the clone's shared state folder
+(``<git-common-dir>/dmm/``, see dmm.state), a cache shared by the clone's work trees, where no
+commit can reach it, deleted at any time. Rows are keyed by ``chunks.text_key``
 (model, cutting, title, body), not by file: moving a memory, changing its tags or rebuilding
 the memory cache (`dmm reindex`) costs no embedding; an edited memory gets a new key and only
 it is embedded again. Vectors are float16 (384 x 2 bytes a passage): cosines change by less
@@ -24,14 +25,22 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 
 
-def connect(index_dir: Path | None) -> sqlite3.Connection:
-    """The vector cache of the store whose cache folder is ``index_dir``; an in-memory one when
-    there is no usable folder (None). A damaged or older file is replaced, never fatal."""
-    if index_dir is None:
+def connect(folder: Path | None) -> sqlite3.Connection:
+    """The vector cache in ``folder``; an in-memory one when there is no usable folder (None)
+    or the file is a symbolic link (never written through). A damaged or older file is
+    replaced, never fatal."""
+    from dmm import fsutil
+
+    path = folder / DB_NAME if folder is not None else None
+    try:
+        if path is not None:
+            fsutil.refuse_link(path)
+    except fsutil.LinkRefused:
+        path = None
+    if path is None:
         conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         conn.executescript(DDL)
         return conn
-    path = index_dir / DB_NAME
     for _ in range(2):
         try:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,

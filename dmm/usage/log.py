@@ -1,11 +1,12 @@
-"""Write and read the usage log (IO boundary: .dmm/index/usage.sqlite3)."""
+"""Write and read the usage log (IO boundary: ``usage.sqlite3`` in the clone's shared state
+folder, ``<git-common-dir>/dmm/``: one log for every work tree of a clone, where no commit can
+reach it; see dmm.state)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import secrets
 import sqlite3
-from pathlib import Path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS query_log (
@@ -34,22 +35,27 @@ CREATE INDEX IF NOT EXISTS idx_memory_usage_memory ON memory_usage(memory_id);
 """
 
 
-def connect(index_dir: Path) -> sqlite3.Connection:
-    """The usage log, created when missing; a damaged one is replaced (it is local telemetry,
-    and a file SQLite cannot read holds nothing to keep). An in-memory log when the cache
-    folder cannot be written (see dmm.index.db.usable)."""
+def connect(ws) -> sqlite3.Connection:
+    """The usage log of ``ws``'s clone, created when missing; a damaged one is replaced (it is
+    local telemetry, and a file SQLite cannot read holds nothing to keep). An in-memory log
+    when the state folder cannot be written or the log is a link (see dmm.index.db.usable)."""
+    from dmm import fsutil, state
     from dmm.index import db
 
-    if not db.usable(index_dir):
+    folder = state.shared_folder(ws)
+    if folder is None:
         return _open(":memory:")
-    path = index_dir / "usage.sqlite3"
+    path = folder / state.USAGE_LOG
     try:
-        return _open(path)
+        return _open(db.sqlite_file(path))
+    except fsutil.LinkRefused as exc:
+        db.NOTICES.append(f"usage log not kept: {exc}")
+        return _open(":memory:")
     except sqlite3.DatabaseError as exc:
         text = str(exc)
         if "locked" in text or "full" in text or "readonly" in text:
             raise
-        with db.write_lock(index_dir):
+        with fsutil.file_lock(folder / "usage.lock"):
             if path.is_dir() and not path.is_symlink():
                 import shutil
 
@@ -81,7 +87,7 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def log_query(index_dir: Path, pack, duration_ms: int) -> str:
+def log_query(ws, pack, duration_ms: int) -> str:
     """Record one `dmm query` and every memory it returned or left out for lack of budget."""
     query_id = f"q_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
     stamp = now()
@@ -92,7 +98,7 @@ def log_query(index_dir: Path, pack, duration_ms: int) -> str:
              for e in pack.retrieved]
     rows += [(e.memory.id, e.memory.path, query_id, stamp, e.relevance, 0, "retrieved")
              for e in pack.excluded]
-    conn = connect(index_dir)
+    conn = connect(ws)
     try:
         conn.execute("BEGIN")
         conn.execute("INSERT INTO query_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -114,8 +120,8 @@ STATS_SQL = """
     FROM memory_usage {where} GROUP BY memory_id"""
 
 
-def memory_stats(index_dir: Path, memory_id: str | None = None) -> list[dict]:
-    conn = connect(index_dir)
+def memory_stats(ws, memory_id: str | None = None) -> list[dict]:
+    conn = connect(ws)
     try:
         where, args = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
         rows = conn.execute(STATS_SQL.format(where=where), args).fetchall()
@@ -134,7 +140,7 @@ def memory_stats(index_dir: Path, memory_id: str | None = None) -> list[dict]:
     return out
 
 
-def queries(index_dir: Path, limit: int, after: str | None = None) -> list[dict]:
+def queries(ws, limit: int, after: str | None = None) -> list[dict]:
     if after:
         import datetime as dt
 
@@ -145,7 +151,7 @@ def queries(index_dir: Path, limit: int, after: str | None = None) -> list[dict]
         except ValueError:
             raise InvalidInputError(f"after: {after!r} is not a date or time (ISO 8601, e.g. "
                                     "2026-11-01 or 2026-11-01T09:30)") from None
-    conn = connect(index_dir)
+    conn = connect(ws)
     try:
         sql = "SELECT * FROM query_log"
         args: tuple = ()

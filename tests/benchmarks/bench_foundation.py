@@ -38,7 +38,7 @@ def bench(size: int, runs: int) -> dict:
                                           for _ in range(runs))
         reindex = []
         for _ in range(3):
-            shutil.rmtree(tmp / ".dmm" / "index", ignore_errors=True)
+            shutil.rmtree(tmp / ".git" / "dmm", ignore_errors=True)
             reindex.append(timed(DMM + ["reindex"], tmp)[0])
         out["reindex"] = statistics.median(reindex)
         time.sleep(2.1)  # let the files age past the cache's racy-mtime window

@@ -118,7 +118,7 @@ from dmm.workspace import Workspace
 from dmm.index.refresh import open_fresh
 from dmm.semantic.index import SemanticIndex
 ws = Workspace(Path({str(root)!r}))
-idx = SemanticIndex(ws.index_dir, threads=2)
+idx = SemanticIndex(ws.shared_state_dir, threads=2)
 conn, _ = open_fresh(ws); idx.sync(conn); conn.close()
 target = Path({str(files[len(files) // 2])!r})
 target.write_text(target.read_text() + "\\nOne more sentence about retries.\\n")
@@ -168,7 +168,7 @@ def bench(size: int, runs: int, embed: bool, baseline: str | None, rounds: int,
         if embed and pinned_too:  # the pinned model first, then its vectors are dropped
             first["pinned_wall"], first["pinned_cpu"] = run([*DMM, "reindex"], tmp,
                                                             {"DMM_SEMANTIC_INT8": "off"})
-            (tmp / ".dmm" / "index" / "semantic.sqlite3").unlink()
+            (tmp / ".git" / "dmm" / "semantic.sqlite3").unlink()
         if embed:
             first["index_wall"], first["index_cpu"] = run([*DMM, "reindex"], tmp)
         else:

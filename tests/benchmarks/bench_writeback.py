@@ -51,7 +51,7 @@ def usage_log_cost(root: Path, query: str, runs: int) -> list[float]:
     costs = []
     for _ in range(runs):
         start = time.perf_counter()
-        log_query(ws.index_dir, pack, 100)
+        log_query(ws, pack, 100)
         costs.append(time.perf_counter() - start)
     return costs
 

@@ -160,7 +160,8 @@ def synthetic_vectors(root: Path) -> None:
         for model_id in {model.MODEL_ID, model.model_id()}:
             rows.append((chunks.text_key(model_id, title, body), n,
                          v.astype(np.float16).tobytes()))
-    store = vectors.connect(ws.index_dir)
+    ws.shared_state_dir.mkdir(exist_ok=True)
+    store = vectors.connect(ws.shared_state_dir)
     vectors.store(store, rows)
     store.close()
     conn.close()

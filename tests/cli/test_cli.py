@@ -17,7 +17,7 @@ def no_traceback(proc) -> None:
 def test_init_creates_the_layout_and_is_idempotent(git_repo):
     first = run_dmm("init", cwd=git_repo)
     assert first.returncode == 0, first.stderr
-    for rel in ("config.toml", "BOOT.md", "index/.gitignore", "memory/baseline/dmm_usage.md",
+    for rel in ("config.toml", "BOOT.md", "memory/baseline/dmm_usage.md",
                 "memory/deprecated/.gitkeep", "conflicts/.gitkeep"):
         assert (git_repo / ".dmm" / rel).exists(), rel
     snapshot = {p: p.read_bytes() for p in (git_repo / ".dmm").rglob("*") if p.is_file()

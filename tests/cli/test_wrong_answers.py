@@ -165,7 +165,7 @@ def commit(root, message: str) -> str:
 
 
 def test_a_rebuilt_cache_announces_no_old_conflicts(store):
-    """After `dmm reindex` or a deleted .dmm/index/, the next commit's hook rescans everything:
+    """After `dmm reindex` or a deleted cache, the next commit's hook rescans everything:
     what it finds again is not new, and a dismissed conflict is decided, not new."""
     assert store.dmm("hooks", "install").returncode == 0
     dismissed = cid(store, BEANSTALK, "mem_2026_01_10_001")
@@ -174,7 +174,7 @@ def test_a_rebuilt_cache_announces_no_old_conflicts(store):
         if rebuild:
             assert store.dmm(*rebuild).returncode == 0
         else:
-            shutil.rmtree(store.root / ".dmm" / "index")
+            shutil.rmtree(store.ws.state_dir)
         store.add("project/unrelated.md", f"mem_2026_03_0{1 if rebuild else 2}_001",
                   "Release notes are written in the pull request",
                   "Every pull request carries its own release note.")

@@ -59,7 +59,7 @@ def test_ids_are_stable_and_dismissals_survive_a_cache_rebuild(store):
     assert (store.root / ".dmm" / "conflicts" / f"{cid}.json").exists()
     assert git(store.root, "status", "--porcelain") == ""  # committed
     assert f"Dmm-Conflict: {cid}" in git(store.root, "log", "-1", "--format=%B")
-    shutil.rmtree(store.root / ".dmm" / "index")
+    shutil.rmtree(store.ws.state_dir)
     assert listed(store)["total"] == 0  # not reported again
     everything = listed(store, "--status", "all")
     assert [(c["conflict_id"], c["status"]) for c in everything["conflicts"]] == [

@@ -48,7 +48,7 @@ def _settle(repo) -> None:
 
 def _cache(repo) -> str:
     digest = hashlib.sha1()
-    for path in sorted(repo.root.joinpath(".dmm", "index").glob("cache.sqlite3*")):
+    for path in sorted(repo.ws.state_dir.glob("cache.sqlite3*")):
         digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()
 

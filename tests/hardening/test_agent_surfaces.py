@@ -386,7 +386,7 @@ def test_the_hook_reads_the_cache_as_it_is_while_another_dmm_holds_the_write_loc
     # a change the cache has not seen, so the hook would want to refresh it
     store.write("project/new_limit.md", memory_text("mem_2026_11_01_001", "Gateway timeout",
                                                     "The gateway times out after 30 s."))
-    lock = store.root / ".dmm" / "index" / "lock"
+    lock = store.ws.state_dir / "cache.lock"
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # what a running reindex or scan holds
@@ -405,7 +405,7 @@ def test_the_hook_says_why_in_one_line_behind_an_exclusive_sqlite_lock(store):
     import sqlite3
 
     assert store.dmm("reindex").returncode == 0
-    holder = sqlite3.connect(store.root / ".dmm" / "index" / "cache.sqlite3",
+    holder = sqlite3.connect(store.ws.state_dir / "cache.sqlite3",
                              isolation_level=None)
     try:
         holder.execute("BEGIN EXCLUSIVE")

@@ -91,8 +91,8 @@ def test_a_full_disk_is_said_plainly_and_a_landed_approval_is_said_landed(tiny_d
     assert status.returncode == 0, status.stderr
     if landed:
         assert (repo.memory / "project" / "rule_1.md").exists()
-    assert git(root, "status", "--porcelain").strip() in ("", "?? .dmm/index/")
-    assert not list((root / ".dmm" / "index").glob("*.tmp-*"))
+    assert git(root, "status", "--porcelain").strip() == ""
+    assert not list(repo.ws.state_dir.glob("*.tmp-*"))
 
 
 # --- command-line input -------------------------------------------------------------------------

@@ -76,17 +76,17 @@ def test_a_file_rewritten_within_the_same_second_is_still_seen(repo):
 def test_deleting_the_index_loses_nothing(repo):
     repo.add("project/a.md", "mem_2026_01_01_001", "Alpha")
     open_fresh(repo.ws)[0].close()
-    shutil.rmtree(repo.ws.index_dir)
+    shutil.rmtree(repo.ws.state_dir)
     conn, report = open_fresh(repo.ws)
     assert read.counts(conn)["total"] == 1
-    assert (repo.ws.index_dir / ".gitignore").exists()
+    assert (repo.ws.state_dir / db.DB_NAME).is_file()
     conn.close()
 
 
 def test_a_corrupt_cache_is_rebuilt(repo):
     repo.add("project/a.md", "mem_2026_01_01_001", "Alpha")
     open_fresh(repo.ws)[0].close()
-    cache = repo.ws.index_dir / db.DB_NAME
+    cache = repo.ws.state_dir / db.DB_NAME
     cache.write_bytes(b"this is not a database" * 100)
     conn, _ = open_fresh(repo.ws)
     assert read.counts(conn)["total"] == 1
@@ -97,7 +97,7 @@ def test_a_truncated_cache_is_rebuilt(repo):
     for i in range(30):
         repo.add(f"project/m{i}.md", f"mem_2026_01_01_{i:03d}", f"Memory {i}", "word " * 200)
     open_fresh(repo.ws)[0].close()
-    cache = repo.ws.index_dir / db.DB_NAME
+    cache = repo.ws.state_dir / db.DB_NAME
     data = cache.read_bytes()
     cache.write_bytes(data[: len(data) // 3])
     conn, _ = open_fresh(repo.ws)
@@ -108,7 +108,7 @@ def test_a_truncated_cache_is_rebuilt(repo):
 def test_an_old_schema_is_rebuilt(repo):
     repo.add("project/a.md", "mem_2026_01_01_001", "Alpha")
     open_fresh(repo.ws)[0].close()
-    conn = sqlite3.connect(repo.ws.index_dir / db.DB_NAME)
+    conn = sqlite3.connect(repo.ws.state_dir / db.DB_NAME)
     conn.execute("PRAGMA user_version = 0")
     conn.close()
     conn, report = open_fresh(repo.ws)
@@ -194,7 +194,7 @@ def test_the_cache_of_a_small_store_is_small_and_still_expands_queries(repo):
     proc = repo.dmm("query", "what does a product cost", "--json")
     assert proc.returncode == 0, proc.stderr
     assert [m["memory_id"] for m in json.loads(proc.stdout)["retrieved"]] == ["mem_2026_01_01_001"]
-    cache = repo.root / ".dmm" / "index" / db.DB_NAME
+    cache = repo.ws.state_dir / db.DB_NAME
     assert cache.stat().st_size < 256 * 1024
 
 
@@ -204,10 +204,10 @@ def test_a_cache_rebuilt_by_another_process_is_reopened_not_rebuilt_again(repo, 
     more would pull it from under every other process that already uses it."""
     repo.add("project/a.md", "mem_2026_01_01_001", "Memory A")
     open_fresh(repo.ws)[0].close()
-    stale = db.connect(repo.ws.index_dir)
-    with db.write_lock(repo.ws.index_dir):
-        db.create(repo.ws.index_dir / db.DB_NAME)  # the other process's rebuild
-    rebuilt_inode = (repo.ws.index_dir / db.DB_NAME).stat().st_ino
+    stale = db.connect(repo.ws.state_dir)
+    with db.write_lock(repo.ws.state_dir):
+        db.create(repo.ws.state_dir / db.DB_NAME)  # the other process's rebuild
+    rebuilt_inode = (repo.ws.state_dir / db.DB_NAME).stat().st_ino
     connects = iter([stale])
     real_connect = db.connect
     monkeypatch.setattr(db, "connect", lambda d: next(connects, None) or real_connect(d))
@@ -218,7 +218,7 @@ def test_a_cache_rebuilt_by_another_process_is_reopened_not_rebuilt_again(repo, 
     conn, report = open_fresh(repo.ws)
     assert read.counts(conn)["total"] == 2 and report.read == 2
     conn.close()
-    assert creates == [] and (repo.ws.index_dir / db.DB_NAME).stat().st_ino == rebuilt_inode
+    assert creates == [] and (repo.ws.state_dir / db.DB_NAME).stat().st_ino == rebuilt_inode
 
 
 def test_a_refresh_landing_between_two_reads_of_a_similarity_search_breaks_nothing(repo):
@@ -232,7 +232,7 @@ def test_a_refresh_landing_between_two_reads_of_a_similarity_search_breaks_nothi
         age(repo.add(f"project/m{i}.md", f"mem_2026_01_01_00{i}", f"Cache refresh number {i}",
                      body=f"The cache refresh writes postings for memory {i}."))
     conn, _ = open_fresh(repo.ws)
-    other = sqlite3.connect(repo.ws.index_dir / db.DB_NAME, timeout=0, isolation_level=None)
+    other = sqlite3.connect(repo.ws.state_dir / db.DB_NAME, timeout=0, isolation_level=None)
     refused = []
 
     def meanwhile(sql: str) -> None:

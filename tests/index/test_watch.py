@@ -95,7 +95,7 @@ def test_another_process_rebuilding_the_cache_is_noticed(watched):
     conn, _ = rebuild(watched.ws)  # `dmm reindex`: a new cache under the watch's feet
     conn.close()
     assert _titles(watched.ws) == {"project/a.md": "Alpha"}
-    os.remove(watched.ws.index_dir / "cache.sqlite3")
+    os.remove(watched.ws.state_dir / "cache.sqlite3")
     assert _titles(watched.ws) == {"project/a.md": "Alpha"}
 
 

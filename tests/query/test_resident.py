@@ -36,7 +36,7 @@ def _state(ws, close: bool = True):
     """(a connection to the fresh cache, the resident state it reads)."""
     conn, _ = open_fresh(ws)
     with db.snapshot(conn):
-        st = resident.state(ws.index_dir, conn)
+        st = resident.state(ws.state_dir, conn)
     if close:
         conn.close()
     return conn, st
@@ -48,7 +48,7 @@ def _same_rankings(ws) -> int:
     compared = 0
     try:
         with db.snapshot(conn):
-            st = resident.state(ws.index_dir, conn)
+            st = resident.state(ws.state_dir, conn)
             for opts in FILTERS:
                 where, params = _candidate_filter(opts)
                 for task in TASKS:
@@ -96,9 +96,9 @@ def test_many_changes_reload_the_postings_and_stay_equal(store, monkeypatch):
     for f in files[:60]:
         f.write_text(f.read_text().replace("the", "a"), encoding="utf-8")
     monkeypatch.setattr(resident, "REBASE_MIN", 10)  # 60 > 10: read the postings anew
-    before = resident._stores[repo.ws.index_dir].ref_id
+    before = resident._stores[repo.ws.state_dir].ref_id
     assert _same_rankings(repo.ws) > 500
-    assert resident._stores[repo.ws.index_dir].ref_id == before + 1
+    assert resident._stores[repo.ws.state_dir].ref_id == before + 1
 
 
 def test_a_state_that_is_no_longer_the_newest_is_ranked_by_sql(store):
@@ -108,7 +108,7 @@ def test_a_state_that_is_no_longer_the_newest_is_ranked_by_sql(store):
     files[0].write_text(files[0].read_text() + "\nMore.\n", encoding="utf-8")
     new, _ = open_fresh(ws)
     with db.snapshot(new):
-        resident.state(ws.index_dir, new)
+        resident.state(ws.state_dir, new)
     # the old state never reads postings held for the newer one: the caller ranks by SQL
     assert st.postings(old, "zebra-no-such-term") is None
     old.close()
@@ -121,7 +121,7 @@ def test_a_pack_from_the_head_of_the_ranking_is_the_whole_lists_pack(store):
     cfg = repo.ws.config["query"]
     try:
         with db.snapshot(conn):
-            st = resident.state(repo.ws.index_dir, conn)
+            st = resident.state(repo.ws.state_dir, conn)
             for opts in FILTERS:
                 opts.today = dt.date(2026, 1, 1)
                 for task in TASKS:
@@ -136,8 +136,8 @@ def test_postings_read_all_at_once_rank_as_sql(store):
     repo, files = store
     ws = repo.ws
     _, st = _state(ws)
-    held = resident._stores[ws.index_dir]
-    assert held.preload(lambda: db.connect(ws.index_dir), st) > 100
+    held = resident._stores[ws.state_dir]
+    assert held.preload(lambda: db.connect(ws.state_dir), st) > 100
     assert held.preloaded_ref == st.ref_id
     files[5].write_text(files[5].read_text() + "\nInvoices again.\n", encoding="utf-8")
     assert _same_rankings(ws) > 500  # a changed memory's words come from the new state
@@ -150,4 +150,4 @@ def test_a_preload_for_a_state_that_moved_on_keeps_nothing(store):
     files[1].write_text(files[1].read_text() + "\nMoved on.\n", encoding="utf-8")
     conn, _ = open_fresh(ws)  # the cache is at a newer state than ``st``
     conn.close()
-    assert resident._stores[ws.index_dir].preload(lambda: db.connect(ws.index_dir), st) == 0
+    assert resident._stores[ws.state_dir].preload(lambda: db.connect(ws.state_dir), st) == 0

@@ -48,10 +48,10 @@ def test_started_on_first_use_reused_and_only_for_this_user(repo, stop_daemons):
     stop_daemons.append(repo.root)
     pack, err = _query(repo)
     assert pack["stats"]["ranking"] == "words+meaning", err
-    assert pack["retrieved"], (pack, err, (repo.root / ".dmm/index/semantic.log").read_text())
+    assert pack["retrieved"], (pack, err, (repo.ws.state_dir / "semantic.log").read_text())
     assert pack["retrieved"][0]["path"] == "project/m1.md"
     assert pack["retrieved"][0]["match"]["meaning"] > 0.3
-    sock = repo.root / ".dmm" / "index" / client.SOCKET
+    sock = repo.ws.state_dir / client.SOCKET
     st = os.lstat(sock)
     assert stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid()
     assert stat.S_IMODE(st.st_mode) == 0o600
@@ -88,7 +88,7 @@ def test_each_repository_has_its_own_and_a_crash_is_recovered(repo, tmp_path, st
     assert None not in pids and pids[0] != pids[1]
     os.kill(pids[0], signal.SIGKILL)  # a crash leaves its socket behind
     assert _gone(pids[0])
-    assert (repo.root / ".dmm" / "index" / client.SOCKET).exists()
+    assert (repo.ws.state_dir / client.SOCKET).exists()
     again, err = _query(repo)
     assert again["stats"]["ranking"] == "words+meaning", err
     assert daemon_pid(repo.root) not in (None, pids[0])
@@ -109,7 +109,7 @@ def test_idle_exit_and_replacement_after_an_upgrade(repo, stop_daemons):
     _query(repo, env={"DMM_SEMANTIC_IDLE_S": "4"})
     idle = daemon_pid(repo.root)  # asked well within 4 s, even on a busy machine
     assert idle is not None and _gone(idle, within=30)  # no request for 4 s: it exits
-    assert not (repo.root / ".dmm" / "index" / client.SOCKET).exists()
+    assert not (repo.ws.state_dir / client.SOCKET).exists()
 
 
 def daemon_pid_with(repo, tag: str) -> int:
@@ -122,7 +122,7 @@ def daemon_pid_with(repo, tag: str) -> int:
 
 def test_a_socket_others_may_use_is_never_asked(repo):
     _store(repo)
-    path = repo.root / ".dmm" / "index" / client.SOCKET
+    path = repo.ws.state_dir / client.SOCKET
     path.parent.mkdir(parents=True, exist_ok=True)
     impostor = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     cwd = os.getcwd()
@@ -148,4 +148,4 @@ def test_without_the_layer_queries_answer_by_words(repo):
     (repo.root / ".dmm" / "config.toml").write_text("[semantic]\nbackground = false\n")
     pack, err = _query(repo)
     assert pack["stats"]["ranking"] == "words" and err == ""
-    assert not (repo.root / ".dmm" / "index" / client.SOCKET).exists()
+    assert not (repo.ws.state_dir / client.SOCKET).exists()

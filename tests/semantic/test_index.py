@@ -53,7 +53,7 @@ def _add_store(repo):
 
 def test_index_embeds_only_what_changed_and_survives_a_rebuild(repo):
     _add_store(repo)
-    index = SemanticIndex(repo.ws.index_dir)
+    index = SemanticIndex(repo.ws.shared_state_dir)
     conn, _ = open_fresh(repo.ws)
     assert index.sync(conn) == 4
     assert index.sync(conn) == 0  # nothing changed: not even a look at the texts
@@ -64,7 +64,7 @@ def test_index_embeds_only_what_changed_and_survives_a_rebuild(repo):
     assert index.sync(conn) == 1
     conn.close()
     conn, _ = rebuild(repo.ws)  # `dmm reindex`: new doc numbers, same texts
-    fresh = SemanticIndex(repo.ws.index_dir)
+    fresh = SemanticIndex(repo.ws.shared_state_dir)
     assert fresh.sync(conn) == 0  # every vector read back from semantic.sqlite3
     sims = fresh.similarity("how are the results of a lookup sorted?")
     assert len(sims) == 4
@@ -78,7 +78,7 @@ def test_hybrid_pack_finds_a_memory_that_shares_no_word_with_the_task(repo):
     cfg = repo.ws.config["query"]
     task = "what decides which answers appear at the top?"
     lexical = build_pack(conn, task, PackOptions(budget=5000), cfg)
-    index = SemanticIndex(repo.ws.index_dir)
+    index = SemanticIndex(repo.ws.shared_state_dir)
     index.sync(conn)
     hybrid = build_pack(conn, task, PackOptions(budget=5000), cfg, semantic=index)
     conn.close()

@@ -25,8 +25,11 @@ def test_an_agent_in_a_worktree_proposes_queries_and_sees_decisions(team):
     agent.git("merge", "-q", "main")
     pack = agent.json("query", "how do retries back off")
     assert any(m["path"] == "project/seed.md" for m in pack["retrieved"]), pack
-    assert (agent.root / ".dmm" / "index").is_dir()  # its own cache, beside its files
-    assert (agent.root / ".dmm" / "index") != (person.root / ".dmm" / "index")
+    from dmm.workspace import Workspace
+
+    mine = Workspace(agent.root).state_dir  # its own cache, in its own git folder
+    assert (mine / "cache.sqlite3").is_file() and mine != Workspace(person.root).state_dir
+    assert not (agent.root / ".dmm" / "index").exists()
     pid = agent.propose("project/queue.md", "Jobs run on the queue worker")
     assert person.open_ids() == {pid} == agent.open_ids()  # one queue: the shared refs
     person.dmm("review", "approve", pid)
