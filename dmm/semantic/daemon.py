@@ -219,12 +219,17 @@ class _Handler(socketserver.StreamRequestHandler):
             if len(line) > MAX_REQUEST_BYTES:
                 answer = {"ok": False, "why": "request too large"}
             else:
-                try:
-                    request = json.loads(line)
+                from dmm.agents.inputs import TooDeep, load_bounded
+
+                why = "not a JSON request"
+                try:  # bounded: 1,000 levels of [ once left a RecursionError and no answer
+                    request = load_bounded(line)
+                except TooDeep as exc:
+                    request, why = None, exc.message
                 except ValueError:
                     request = None
                 answer = (daemon.answer(request) if isinstance(request, dict)
-                          else {"ok": False, "why": "not a JSON request"})
+                          else {"ok": False, "why": why})
             self.wfile.write(json.dumps(answer).encode())
         except (BrokenPipeError, ConnectionResetError):
             pass
