@@ -77,7 +77,9 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
     elif not records:
         message(f"No {'' if status == 'all' else status + ' '}proposals.")
     else:
-        rows = [(p["proposal_id"], p["type"], p["new_path"], p["status"],
+        from dmm.proposals.model import known_type
+
+        rows = [(p["proposal_id"], known_type(p["type"]), p["new_path"], p["status"],
                  p.get("decided_by") or p["proposed_by"],
                  (p.get("decided_at") or p["proposed_at"])[:16].replace("T", " "))
                 for p in shown]

@@ -26,7 +26,7 @@ from dmm.semantic import client
 
 LOCK = "semantic.lock"
 LOCK_WAIT_S = 5.0
-MAX_REQUEST_BYTES = 1 << 20
+MAX_REQUEST_BYTES = client.MAX_REQUEST_BYTES
 CHECK_EVERY_S = 1.0
 
 
