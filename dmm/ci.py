@@ -21,6 +21,7 @@ the CLI prints what they return and writes the summary where the runner says.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 
 from dmm.gitrepo import Git
@@ -115,6 +116,10 @@ def check_change(ws: Workspace, base: str) -> CiReport:
                                                "deletes a memory file: dmm deprecates "
                                                "memories instead, keeping their history"))
                 continue
+            refused = _refused(ws, git, path)
+            if refused:  # not read further, as the reviewer reads no further
+                report.findings += refused
+                continue
             rel = path[len(MEMORY_ROOT):]
             old = git.show_blob(merge_base, path)
             new_text = (git.show_blob("HEAD", path) or b"").decode("utf-8", "replace")
@@ -147,6 +152,23 @@ def check_change(ws: Workspace, base: str) -> CiReport:
     finally:
         conn.close()
     return report
+
+
+def _refused(ws: Workspace, git: Git, path: str) -> list[Finding]:
+    """What the reviewer refuses before it reads a memory, found by the reviewer's own
+    functions: a path that is not a memory path (a name that is not UTF-8, a hidden part ...),
+    and a file that is not a plain file (a link, a submodule) or is over store.max_file_bytes.
+    A pull request passes only what a proposal could land."""
+    from dmm.errors import DmmError
+    from dmm.memory.paths import clean_memory_path
+    from dmm.proposals.declared import file_problems
+
+    try:
+        clean_memory_path(path)
+    except DmmError as exc:
+        return [Finding("error", path, "dmm path", exc.message)]
+    return [Finding("error", path, "dmm file", problem) for problem in
+            file_problems(git, "HEAD", [path], ws.config["store"]["max_file_bytes"])]
 
 
 def check_main(ws: Workspace) -> CiReport:
@@ -245,14 +267,33 @@ def summary(report: CiReport) -> str:
     """The Markdown job summary."""
     from dmm.render import render
 
-    rows = [(f.severity, _cell(f.path).replace("`", "'"), _cell(f.title), _cell(f.message))
+    rows = [(f.severity, _code_cell(f.path), _cell(f.title), _cell(f.message))
             for f in report.findings]
     return render("ci_summary.md.j2", report=report, rows=rows, failure=failure(report))
 
 
+# Markdown's punctuation that starts a link, an image, emphasis, code or a heading: each is
+# written with its backslash escape, which renders as the character itself
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!~])")
+
+
 def _cell(text: str) -> str:
-    """Text for a Markdown table cell: on one line, no column break, no HTML (memory text is
-    an agent's and must not act on the page)."""
+    """Text for a Markdown table cell: on one line, no column break, no HTML, no link, image
+    or emphasis (memory text is an agent's and must not act on the page: ``![x](url)`` would
+    load an image from anywhere, ``[Approve](url)`` would disguise a link). A bare URL stays
+    text GitHub may underline, always showing the whole address."""
+    return _MARKDOWN.sub(r"\\\1", _plain_cell(text)).replace("|", "\\|")
+
+
+def _code_cell(text: str) -> str:
+    """Text for a Markdown code span in a table cell (a file name): nothing renders in it,
+    but a backtick would end it and a bar would end the cell."""
+    return _plain_cell(text).replace("`", "'").replace("|", "\\|")
+
+
+def _plain_cell(text: str) -> str:
+    """``text`` on one line, with HTML's special characters as entities and each byte of a
+    file name that was not UTF-8 as ``\\xNN``."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     text = " ".join(text.split())
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("|", "\\|"))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

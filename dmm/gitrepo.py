@@ -22,6 +22,7 @@ ZERO = "0" * 40
 _TRAILER_LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*):[ \t]*(.*)")
 _DMM_KEY = re.compile(r"Dmm-[A-Za-z]+(?:-[A-Za-z]+)*")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Paths dmm passes after "--" are file names, never glob patterns or pathspec magic.
 _ENV = {"GIT_LITERAL_PATHSPECS": "1"}
 # Set once this process moved a ref: whatever fails afterwards must not be retried blindly.
@@ -30,10 +31,17 @@ REFS_MOVED = False
 
 def run(args: list[str], cwd: Path, check: bool = True, env: dict | None = None,
         input: str | bytes | None = None) -> subprocess.CompletedProcess:
-    """Run ``git args`` in ``cwd``; raise GitError with git's own message when it fails."""
+    """Run ``git args`` in ``cwd``; raise GitError with git's own message when it fails.
+
+    Git's output is bytes, and a pushed ref name, path, author or commit message may hold
+    bytes that are not UTF-8. Text is decoded as UTF-8 with ``surrogateescape``: nothing
+    fails to decode, and a name read here goes back to git (to delete that ref) as the very
+    bytes git gave. Such a name is shown escaped (dmm.cli.terminal); text that is only shown,
+    a commit's author and message, is decoded with replacement characters (``shown``)."""
     text = not isinstance(input, bytes)
+    decoding = {"encoding": "utf-8", "errors": "surrogateescape"} if text else {}
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=text,
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, **decoding,
                               input=input, env={**os.environ, **_ENV, **(env or {})},
                               stdin=None if input is not None else subprocess.DEVNULL)
     except FileNotFoundError as exc:
@@ -42,6 +50,14 @@ def run(args: list[str], cwd: Path, check: bool = True, env: dict | None = None,
         err = proc.stderr if text else proc.stderr.decode("utf-8", "replace")
         raise GitError(f"git {' '.join(args[:3])} failed: {err.strip()}")
     return proc
+
+
+def shown(text: str) -> str:
+    """``text`` read from git, with each byte that was not UTF-8 (kept by ``run`` as a lone
+    surrogate) replaced by U+FFFD: for text that is shown and stored, never given back to git."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def toplevel(start: Path) -> Path:
@@ -317,7 +333,7 @@ class Git:
             fields = record.split("\x1f", 7 if detailed else 5)
             sha, parents = fields[0], tuple(fields[1].split())
             tree, time = (fields[2], int(fields[3] or 0)) if detailed else ("", 0)
-            author, email, date, message = fields[-4:]
+            author, email, date, message = map(shown, fields[-4:])
             out.append(Commit(sha, parents, author, email, date, message.strip(), tree, time))
         return out
 

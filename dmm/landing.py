@@ -37,6 +37,7 @@ from dmm.errors import BusyError, GitError, InvalidInputError
 from dmm.fsutil import create_file, file_lock
 from dmm import gitrepo
 from dmm.gitrepo import ZERO, Git
+from dmm.shellcmd import command
 from dmm.workspace import LANDING_JOURNAL as JOURNAL
 
 MAX_ATTEMPTS = 5
@@ -257,11 +258,11 @@ def recover(git: Git, locked: bool = False) -> str | None:
                 "work tree")
         if left:
             note += (f" except {', '.join(left)} (changed by someone meanwhile: compare with "
-                     f"`git diff {short} -- <path>`)")
+                     f"`{command('git', 'diff', short, '--', *left)}`)")
     else:
         note = (f"dmm: an interrupted landing of {short} was followed by other commits on "
                 f"{branch.removeprefix('refs/heads/')}; check that they did not revert it "
-                f"(`git diff {short} HEAD -- .dmm`)")
+                f"(`{command('git', 'diff', short, 'HEAD', '--', '.dmm')}`)")
     path.unlink(missing_ok=True)
     return note
 

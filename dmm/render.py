@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from functools import lru_cache
 from typing import Any
 
 from dmm.resources import resource_dir
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +35,12 @@ def render(template: str, **context: Any) -> str:
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=_default) + "\n"
+    """``data`` as JSON text. A lone surrogate (a byte of a git name that was not UTF-8, see
+    dmm.gitrepo.run) is written as its \\uXXXX escape, which JSON reads back as the same
+    string: the text stays encodable as UTF-8 for a socket or a file."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=_default) + "\n"
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) \
+        if _SURROGATE.search(text) else text
 
 
 def _default(value: Any) -> Any:

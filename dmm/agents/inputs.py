@@ -8,7 +8,8 @@ UnicodeEncodeError (an HTTP 500 or an MCP "internal error").
 - a lone surrogate anywhere (not Unicode text: it cannot be written as UTF-8);
 - in names (ids, paths, refs): control characters, and a path part over 255 bytes (the
   file-system limit, met before any path cleaning would say why);
-- nesting deeper than MAX_DEPTH (a JSON body is parsed first; see ``parse_json``).
+- nesting deeper than MAX_DEPTH (a JSON body is parsed first; see ``parse_json``, and
+  ``load_bounded`` for the lines `dmm mcp` and the background process read).
 
 Pure: raises InvalidInputError, returns nothing.
 """
@@ -65,13 +66,43 @@ def _check_text(text: str, where: str, name: bool) -> None:
                                     f"a file name holds at most {MAX_PART_BYTES}")
 
 
+class TooDeep(InvalidInputError):
+    """A JSON document nested deeper than MAX_DEPTH levels."""
+
+
 def parse_json(raw: bytes, where: str = "the request body") -> Any:
     """A JSON document, refused (never a RecursionError) when it nests too deeply."""
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except RecursionError:
-        raise InvalidInputError(f"{where} is nested deeper than {MAX_DEPTH} levels") from None
+        data = load_bounded(raw.decode("utf-8"), where)
     except (UnicodeDecodeError, ValueError) as exc:
         raise InvalidInputError(f"{where} is not valid JSON: {exc}") from None
     check(data, "")
     return data
+
+
+def load_bounded(raw: str | bytes, where: str = "the request") -> Any:
+    """``json.loads(raw)``, but a document nested deeper than MAX_DEPTH is refused (TooDeep)
+    instead of parsed: Python's parser recurses, and 1,000 levels raise RecursionError, which
+    kills the thread that reads a stream. ValueError for what is not JSON, as json.loads."""
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise TooDeep(f"{where} is nested deeper than {MAX_DEPTH} levels") from None
+    if _depth_over(data, MAX_DEPTH):
+        raise TooDeep(f"{where} is nested deeper than {MAX_DEPTH} levels")
+    return data
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (a walk without recursion)."""
+    todo = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        if depth >= limit:
+            return True
+        todo.extend((child, depth + 1) for child in item)
+    return False

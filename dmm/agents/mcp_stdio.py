@@ -27,6 +27,7 @@ import threading
 from typing import Any
 
 from dmm.agents import mcp_tools
+from dmm.agents.inputs import TooDeep, load_bounded
 from dmm.workspace import Workspace
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -59,7 +60,7 @@ class Front:
     def read_client(self) -> None:
         try:
             for line in self.wire_in:
-                if line.strip() and not self._answered(line):
+                if line.strip() and not self._handled(line):
                     self.to_sdk.write(line if line.endswith(b"\n") else line + b"\n")
                     self.to_sdk.flush()
         except (BrokenPipeError, ValueError):
@@ -70,12 +71,26 @@ class Front:
             except OSError:
                 pass
 
-    def _answered(self, line: bytes) -> bool:
-        """Answer ``line`` here when the front can; True when it need not reach the SDK."""
+    def _handled(self, line: bytes) -> bool:
+        """``_answered``, and whatever a line holds it never ends this thread (which would
+        leave the client without a server): a message nested too deeply for the SDK's parser
+        and ours is answered with a JSON-RPC error and never forwarded; anything else this
+        front cannot read goes to the SDK, which answers it."""
         try:
-            message = json.loads(line)
+            message = load_bounded(line, "the message")
+        except TooDeep as exc:
+            self.send(json.dumps({"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32600, "message": f"Invalid Request: {exc.message}"}}).encode())
+            return True
         except ValueError:
             return False
+        try:
+            return self._answered(message)
+        except Exception:  # noqa: BLE001 - e.g. an id that is a list: the SDK answers it
+            return False
+
+    def _answered(self, message: Any) -> bool:
+        """Answer ``message`` here when the front can; True when it need not reach the SDK."""
         if not isinstance(message, dict) or "id" not in message:
             return False
         method, request_id = message.get("method"), message["id"]
@@ -110,7 +125,7 @@ class Front:
         for line in from_sdk:
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 message = None
             if isinstance(message, dict) and message.get("id") in self.answered and (
                     "result" in message or "error" in message):

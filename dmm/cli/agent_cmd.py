@@ -67,7 +67,10 @@ def _where_advice(ws, agent: str) -> None:
     if agent == "claude":
         message("  The hooks use it through DMM_COMMAND in .claude/settings.local.json (your "
                 "own, uncommitted settings). For the MCP server, run once:")
-        message(f"    claude mcp add --scope local dmm -- {found.command} mcp")
+        from dmm.shellcmd import command as shell_command
+
+        message("    " + shell_command("claude", "mcp", "add", "--scope", "local", "dmm", "--",
+                                       str(found.command), "mcp"))
     elif agent == "codex":
         message("  Codex starts `dmm` from PATH: install dmm where your shell finds it "
                 "(e.g. pipx install dmm), or in your own ~/.codex/config.toml set")

@@ -221,16 +221,20 @@ def _print_conflict(c, texts: dict) -> None:
         for memory, text in (d.get("clarifications") or {}).items():
             click.echo(f"  clarified: {memory}: {text}")
     if c.status in ("unresolved", "flagged"):
+        from dmm.shellcmd import command as shell_command
+
         older = c.memories[-1].memory_id  # the newer (or superseding) memory is listed first
-        cid = c.conflict_id
+        resolve = ("dmm", "conflicts", "resolve", c.conflict_id)
         click.echo("to resolve it (each is one commit; add --propose to make it a proposal):")
-        for line in (f'dmm conflicts resolve {cid} --action deprecate --target {older} '
-                     '--reason "..."',
-                     f'dmm conflicts resolve {cid} --action merge --file merged.md '
-                     '--reason "..."',
-                     f'dmm conflicts resolve {cid} --action clarify --clarify {older}="..." '
-                     '--reason "..."',
-                     f'dmm conflicts dismiss {cid} --reason "why they do not conflict"',
+        # the ids are quoted words; the "..." after them are for the person to fill in
+        for line in (shell_command(*resolve, "--action", "deprecate", "--target", older)
+                     + ' --reason "..."',
+                     shell_command(*resolve, "--action", "merge", "--file", "merged.md")
+                     + ' --reason "..."',
+                     shell_command(*resolve, "--action", "clarify", "--clarify")
+                     + f' {shell_command(older)}="..." --reason "..."',
+                     shell_command("dmm", "conflicts", "dismiss", c.conflict_id)
+                     + ' --reason "why they do not conflict"',
                      "dmm conflicts resolve --interactive"):
             click.echo(f"  {line}")
 

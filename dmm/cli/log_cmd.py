@@ -7,13 +7,17 @@ import click
 from dmm.audit import EVENTS
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.cli.tables import Col, short_commit, short_date
+from dmm.cli.tables import Col, clip, short_commit, short_date
 from dmm.cli.terminal import no_headers_option, paged, paint_kind, table
 
 # on a narrow terminal the commit and the change stay; reason, proposal, author and date go
 COLUMNS = (Col("commit", "id", short=short_commit), Col("date", short=short_date, drop=4),
            Col("event"), Col("change", "title"), Col("proposal or conflict", drop=2),
            Col("by", "text", drop=3, min=8), Col("reason", "text", drop=1, min=16))
+
+# a reason's first line, as the table shows it (piped too): a branch may carry a 10 MB one.
+# --json gives every reason whole, as git holds it.
+REASON_CHARS = 200
 
 
 @click.command("log")
@@ -29,7 +33,8 @@ COLUMNS = (Col("commit", "id", short=short_commit), Col("date", short=short_date
 @click.pass_context
 def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
     """The audit log: every proposal, decision and conflict resolution, who, when, why and the
-    commit, newest first.
+    commit, newest first. The table shows the first line of each reason, at most 200
+    characters; --json gives it whole.
 
     Read from git alone (commit trailers on your branch, dmm/audit and dmm/proposals/*), so
     `git log --first-parent` tells the same story of approvals. An event that names several
@@ -44,6 +49,7 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
     """
     from dmm.audit import entries, touching
     from dmm.gitrepo import Git
+    from dmm.proposals.model import known_type
 
     if memory and old_path and memory != old_path:
         raise click.UsageError("give the memory once (--path is the old name of --memory)")
@@ -68,9 +74,9 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
             what, about = ", ".join(e.memory_ids), e.conflict_id
         else:
             moved = f" -> {e.new_path}" if e.new_path and e.new_path != e.path else ""
-            what, about = f"{e.type} {e.path}{moved}", e.proposal_id
+            what, about = f"{known_type(e.type)} {e.path}{moved}", e.proposal_id
         rows.append((e.commit[:12], e.date[:16].replace("T", " "), e.event, what, about, e.who,
-                     (e.reason or "").strip().split("\n")[0]))
+                     clip((e.reason or "").strip().split("\n")[0], REASON_CHARS)))
     with paged():
         click.echo(table(rows, COLUMNS, no_headers, colours={2: paint_kind}))
     return 0

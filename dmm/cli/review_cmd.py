@@ -77,7 +77,9 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
     elif not records:
         message(f"No {'' if status == 'all' else status + ' '}proposals.")
     else:
-        rows = [(p["proposal_id"], p["type"], p["new_path"], p["status"],
+        from dmm.proposals.model import known_type
+
+        rows = [(p["proposal_id"], known_type(p["type"]), p["new_path"], p["status"],
                  p.get("decided_by") or p["proposed_by"],
                  (p.get("decided_at") or p["proposed_at"])[:16].replace("T", " "))
                 for p in shown]
@@ -207,8 +209,9 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
 
     --all is a batch job (a CI step): it processes every pending proposal it can and reports
     each one it cannot (a branch name that is not a proposal id, a branch without a readable
-    proposal, a proposal stale against the checked-out branch, a merge conflict) with the
-    reason, without stopping. It exits 1 only when something needs a person: a proposal it
+    proposal, a branch declaring a path outside the store, a proposal stale against the
+    checked-out branch, a merge conflict) with the reason and, for a branch to delete, the
+    command that deletes it (quoted for the shell), without stopping. It exits 1 only when something needs a person: a proposal it
     could not process or deferred.
 
     \b

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from dmm.cli.common import emit_json, json_option, workspace
+from dmm.shellcmd import command as shell_command
 
 
 @click.command("sync")
@@ -93,7 +94,12 @@ def describe(report) -> list[str]:
     else:
         lines.append(f"pushed nothing: {r} has everything of this clone's")
     for n in report.not_pushed:
-        lines.append(f"not pushed {n['ref'].removeprefix('refs/heads/')}: {n['reason']}")
+        branch = n["ref"].removeprefix("refs/heads/")
+        line = f"not pushed {branch}: {n['reason']}"
+        if n["reason"] == "not a proposal id":  # a branch dmm did not make: never pruned
+            line += ("; dmm did not make it and leaves it alone: rename it, or delete it "
+                     f"with: {shell_command('git', 'branch', '-D', branch)}")
+        lines.append(line)
     for d in report.decided_twice:
         lines.append(f"note: {d['proposal_id']} was decided in two clones before they met "
                      f"({', '.join(d['decisions'])}); both records are kept")

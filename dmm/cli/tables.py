@@ -121,6 +121,11 @@ def _cut(text: str, room: int, role: str) -> str:
     return text[:room - 1] + "…"
 
 
+def clip(text: str, room: int) -> str:
+    """``text`` cut at its end to at most ``room`` characters, the cut marked with "…"."""
+    return _cut(text, room, "text")
+
+
 def short_date(text: str) -> str:
     """"2026-03-14 10:22" as "2026-03-14"."""
     return text[:10]

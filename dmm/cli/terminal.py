@@ -3,8 +3,10 @@ reading, tables that fit the width.
 
 Memory text is written by agents and colleagues: an escape sequence in it could hide words
 from the person reading (ESC[8m) while an agent still reads them, or rewrite the screen or a
-window title (OSC, ESC]0;...) when piped into a pager or `cat`. So stdout and stderr show every
-control character as \\uXXXX, on a terminal and piped alike (JSON is unchanged by this: inside
+window title (OSC, ESC]0;...) when piped into a pager or `cat`, and a bidi override (U+202E)
+shows a line's words in another order than the one an agent reads. So stdout and stderr show
+every control character, every character that reorders text and every byte that was not
+UTF-8 as \\uXXXX, on a terminal and piped alike (JSON is unchanged by this: inside
 its strings \\uXXXX is the same character). dmm's own colours pass because ``paint`` escapes
 the text it paints first and writes the colour codes' ESC as a marker that holds a random
 number drawn when the process starts, which no memory text can contain; the stream turns
@@ -33,13 +35,21 @@ from typing import Iterator
 
 import click
 
-# every C0 control but tab and newline, DEL and the C1 controls -> a visible \uXXXX
+# -> a visible \uXXXX: every C0 control but tab and newline, DEL and the C1 controls; the
+# format characters that reorder a run of text (bidi embeddings, overrides, isolates and
+# their terminators), which can show a line in another order than the one an agent reads (a
+# "Trojan Source" title; the marks LRM/RLM/ALM only place neutral characters and are common
+# in right-to-left prose, so they pass); and lone surrogates, the bytes of a git ref name or
+# file name that were not UTF-8 (dmm.gitrepo keeps them so; a terminal cannot show them)
+_REORDERING = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _CONTROL = {c: f"\\u{c:04x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20),
-                                          *range(0x7F, 0xA0))}
+                                          *range(0x7F, 0xA0), *_REORDERING,
+                                          *range(0xD800, 0xE000))}
 _ESC_MARK = f"\ue000{os.urandom(8).hex()}\ue001"  # dmm's own ESC, unguessable by memory text
 
 
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e"
+                         "\u2066-\u2069\ud800-\udfff]")
 
 
 def escape(text: str) -> str:

@@ -73,8 +73,11 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
         message(f"Proposal created: {result.proposal_id} ({kw['type']} {kw['path']})")
         for w in result.precheck_warnings:
             message(f"  warning: {w}")
-        message(f"Review it with `dmm review show {result.proposal_id}`, then "
-                f"`dmm review process {result.proposal_id}` (the automated checks) or "
+        from dmm.shellcmd import command as shell_command
+
+        pid = result.proposal_id
+        message(f"Review it with `{shell_command('dmm', 'review', 'show', pid)}`, then "
+                f"`{shell_command('dmm', 'review', 'process', pid)}` (the automated checks) or "
                 "`dmm review approve`")
     else:
         message("Precheck failed, nothing was proposed:")

@@ -32,6 +32,7 @@ from dmm.memory.parse import frontmatter_ids, parse_memory, split_frontmatter
 from dmm.memory.paths import clean_memory_path
 from dmm.proposals.model import MEMORY_ROOT, PROPOSAL_PREFIX, new_proposal_id
 from dmm.proposals.queue import open_proposals
+from dmm.shellcmd import command
 
 ACTIONS = ("deprecate", "merge", "clarify", "dismiss", "defer")
 CLOSED = ("resolved", "dismissed")  # statuses that need an undo before another resolution
@@ -335,7 +336,8 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         raise InvalidInputError("a reason is required: say why this resolves the conflict")
     if conflict.status in CLOSED:
         raise AlreadyDecidedError(f"{conflict.conflict_id} is already {conflict.status}",
-                                hint=f"`dmm conflicts undo {conflict.conflict_id}` reopens it")
+                                hint=f"`{command('dmm', 'conflicts', 'undo', conflict.conflict_id)}` "
+                                     "reopens it")
     if propose and action in ("dismiss", "defer"):
         raise InvalidInputError(f"{action} changes no memory, so there is nothing to review: "
                                 "run it without --propose")

@@ -9,6 +9,7 @@ A branch is skipped, never fatal, when:
 - it is stale against the checked-out branch: the memory it changes was changed there since
   the proposal was made (or the file it creates now exists), so the checks would judge a text
   other than the one that would land;
+- its trailers name a path that is not a memory path (``Dmm-Path: ../../etc/passwd.md``);
 - processing it fails (a merge conflict, a memory id already used, a local edit in the way):
   the error's own sentence is the reason.
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 from dmm.errors import DmmError, InvalidInputError
 from dmm.gitrepo import Git
+from dmm.memory.paths import clean_memory_path
 from dmm.proposals.model import MEMORY_ROOT, PROPOSAL_ID, Proposal
 from dmm.workspace import Workspace
 
@@ -57,9 +59,9 @@ class Batch:
 def stale_reason(git: Git, proposal: Proposal, head: str) -> str | None:
     """Why ``proposal`` is stale against ``head``, or None: the file it changes is not what it
     was when the proposal was made (or the file it creates exists now)."""
-    paths = [MEMORY_ROOT + proposal.path]
+    paths = [MEMORY_ROOT + _declared(proposal.path)]
     if proposal.new_path != proposal.path:
-        paths.append(MEMORY_ROOT + proposal.new_path)
+        paths.append(MEMORY_ROOT + _declared(proposal.new_path))
     then = git.blob_ids(proposal.base, paths) if proposal.base else {}
     now = git.blob_ids(head, paths)
     if then == now:
@@ -72,6 +74,15 @@ def stale_reason(git: Git, proposal: Proposal, head: str) -> str | None:
                 "withdraw it and propose again from the current state")
     return (f"{proposal.path} changed on the branch since the proposal was made, so its checks "
             "would judge an old text: withdraw it and propose again from the current state")
+
+
+def _declared(path: str) -> str:
+    """A path a proposal's trailers name, through the one path normaliser: a branch may
+    declare ``Dmm-Path: ../../../../etc/passwd.md`` (InvalidInputError, that branch only)."""
+    try:
+        return clean_memory_path(path)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"the proposal names an unusable path: {exc.message}") from None
 
 
 def process_all(ws: Workspace, limit: int | None = None, force: bool = False,
@@ -100,11 +111,11 @@ def process_all(ws: Workspace, limit: int | None = None, force: bool = False,
             break
         branch = "dmm/proposals/" + proposal.proposal_id
         head = git.rev_parse("HEAD") or proposal.base
-        why = stale_reason(git, proposal, head)
-        if why:
-            batch.skipped.append(Skipped(branch, proposal.proposal_id, "stale", why))
-            continue
-        try:
+        try:  # a branch's trailers are its claims: one that names no usable path is refused
+            why = stale_reason(git, proposal, head)
+            if why:
+                batch.skipped.append(Skipped(branch, proposal.proposal_id, "stale", why))
+                continue
             batch.results.append((review if dry_run else process)(ws, proposal.proposal_id,
                                                                    force))
         except ConflictError as exc:

@@ -19,6 +19,7 @@ from dmm.gitrepo import Git, commit_message
 from dmm.proposals.declared import id_taken, judge
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
 from dmm.proposals.queue import decision_of, load
+from dmm.shellcmd import command
 from dmm.workspace import Workspace
 
 MAX_ATTEMPTS = 5  # close(): retries when dmm/audit moved meanwhile
@@ -118,11 +119,12 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
             raise InvalidInputError(
                 f"proposal {proposal_id} also changes files it does not declare: "
                 f"{', '.join(verdict.undeclared[:10])}",
-                hint=f"reject it: dmm review reject {proposal_id}")
+                hint=f"reject it: {command('dmm', 'review', 'reject', proposal_id)}")
         if verdict.problems:
             raise InvalidInputError(f"proposal {proposal_id} cannot be approved: "
                                     f"{'; '.join(verdict.problems)}",
-                                    hint=f"reject it: dmm review reject {proposal_id}")
+                                    hint="reject it: "
+                                         + command("dmm", "review", "reject", proposal_id))
         # a resolution's trailers as dmm derived them, so that it reads as one in
         # `git log --first-parent` (and `conflicts undo` finds it); never the branch's own
         message = commit_message(
@@ -138,8 +140,8 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
         if taken:
             raise InvalidInputError(
                 f"memory id {proposal.memory_id} of proposal {proposal_id} is already used by "
-                f"{taken}", hint=f"reject it (dmm review reject {proposal_id}) and propose the "
-                                 "memory again: it gets a free id")
+                f"{taken}", hint=f"reject it ({command('dmm', 'review', 'reject', proposal_id)}) "
+                                 "and propose the memory again: it gets a free id")
         # this clone's branch goes with the landing; a remote's is removed by `dmm sync`
         # once the approval is published there
         return tree, [old, proposal.commit], message, [

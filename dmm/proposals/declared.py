@@ -67,7 +67,7 @@ def judge(ws: Workspace, conn: sqlite3.Connection, git: Git, proposal: Proposal,
         verdict.problems.append(str(exc))
         allowed = set()
     verdict.undeclared = sorted(p for p in changed if p not in allowed)
-    verdict.problems += _file_problems(git, proposal.commit, [p for p in changed if p in allowed],
+    verdict.problems += file_problems(git, proposal.commit, [p for p in changed if p in allowed],
                                        ws.config["store"]["max_file_bytes"])
     return verdict
 
@@ -219,7 +219,7 @@ def _expect_record(git: Git, rev: str, path: str, cid: str, action: str, status:
         raise _Refused(f"{path} must record the {action} of {cid}")
 
 
-def _file_problems(git: Git, rev: str, paths: list[str], max_bytes: int) -> list[str]:
+def file_problems(git: Git, rev: str, paths: list[str], max_bytes: int) -> list[str]:
     """Every file a proposal leaves must be a plain file (no link, submodule or executable)
     within store.max_file_bytes: what `dmm validate` would call an error never reaches main."""
     problems = []

@@ -14,6 +14,15 @@ PROPOSAL_PREFIX = "refs/heads/dmm/proposals/"
 AUDIT_REF = "refs/heads/dmm/audit"
 TYPES = ("create", "update", "deprecate", "promote")  # `dmm write`; "resolve" comes from
 # `dmm conflicts resolve --propose`
+ALL_TYPES = (*TYPES, "resolve")
+
+
+def known_type(kind: str) -> str:
+    """A proposal's Dmm-Type as a table shows it: one dmm knows, else "unknown" (a branch made
+    by hand may claim any text there; --json keeps it as written)."""
+    return kind if kind in ALL_TYPES else "unknown"
+
+
 RESOLUTION_TRAILERS = ("Dmm-Conflict", "Dmm-Resolution", "Dmm-Target", "Dmm-Created",
                        "Dmm-Reason", "Dmm-Resolved-By")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dmm.gitrepo import Commit, Git, message_body, trailer_values
 from dmm.proposals.model import RESOLUTION_TRAILERS, Proposal, check_proposal_id
+from dmm.shellcmd import command
 
 
 def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal | None:
@@ -114,12 +115,12 @@ def candidate_branches(git: Git) -> tuple[list[Proposal], list[tuple[str, str]]]
             ref = entry[0]
             branch, remote = _short(ref)
             name = branch.rsplit("/proposals/", 1)[-1]
-            fix = (f"git push {remote} --delete {branch}" if remote
-                   else f"git branch -D {branch}")
+            fix = (command("git", "push", remote, "--delete", branch) if remote
+                   else command("git", "branch", "-D", branch))
             bad.append((f"{remote}/{branch}" if remote else branch,
                         f"the branch name {name!r} is not a proposal id "
-                        f"(prop_YYYYMMDD_HHMMSS_xxxxxxxx): dmm did not make it; rename or delete "
-                        f"it ({fix})"))
+                        f"(prop_YYYYMMDD_HHMMSS_xxxxxxxx): dmm did not make it; rename it, or "
+                        f"delete it with: {fix}"))
         elif (entry.proposal_id not in good and entry.proposal_id not in closed
               and entry.ref not in merged and chosen.get(entry.proposal_id) == entry):
             branch, remote = _short(entry.ref)

@@ -24,6 +24,7 @@ LOG = "semantic.log"
 START_WAIT_S = 10.0  # for a new process to open its socket
 ANSWER_WAIT_S = 60.0  # a first query may wait for a small store to be embedded
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
+MAX_REQUEST_BYTES = 1 << 20  # what the background process reads of one request (a line)
 
 
 def build_id() -> str:
@@ -91,9 +92,9 @@ def _connect(path: Path, timeout: float) -> socket.socket | None:
             os.close(fd)
 
 
-def _exchange(sock: socket.socket, request: dict) -> dict:
+def _exchange(sock: socket.socket, line: bytes) -> dict:
     with sock:
-        sock.sendall(json.dumps(request).encode() + b"\n")
+        sock.sendall(line)
         chunks, size = [], 0
         while True:
             data = sock.recv(1 << 16)
@@ -134,7 +135,10 @@ def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True
         start_wait: float = START_WAIT_S, answer_wait: float = ANSWER_WAIT_S) -> dict:
     """The background process's answer to ``request``; raises Unavailable."""
     path = socket_path(state_dir)
-    request = dict(request, build=build_id())
+    line = json.dumps(dict(request, build=build_id())).encode() + b"\n"
+    if len(line) > MAX_REQUEST_BYTES:  # it would stop reading and close: "Broken pipe"
+        raise Unavailable(f"the request ({len(line):,} bytes) is more than the background "
+                          f"process reads ({MAX_REQUEST_BYTES:,})")
     for attempt in range(2):
         try:
             sock = _connect(path, answer_wait)
@@ -147,7 +151,7 @@ def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True
             if sock is None:
                 raise Unavailable("the background process did not start (see "
                                   f"{state_dir / LOG})")
-            answer = _exchange(sock, request)
+            answer = _exchange(sock, line)
         except (TimeoutError, socket.timeout):
             raise Unavailable("the background process did not answer in time") from None
         except OSError as exc:

@@ -30,7 +30,7 @@ from dmm.semantic import client
 
 LOCK = "semantic.lock"
 LOCK_WAIT_S = 5.0
-MAX_REQUEST_BYTES = 1 << 20
+MAX_REQUEST_BYTES = client.MAX_REQUEST_BYTES
 CHECK_EVERY_S = 1.0
 READ_TIMEOUT_S = 10.0  # a client sends its request line at once; the answer may take longer
 MAX_CONNECTIONS = 16  # served at once (2 cores): each holds a thread
@@ -252,12 +252,17 @@ class _Handler(socketserver.StreamRequestHandler):
             if len(line) > MAX_REQUEST_BYTES:
                 answer = {"ok": False, "why": "request too large"}
             else:
-                try:
-                    request = json.loads(line)
+                from dmm.agents.inputs import TooDeep, load_bounded
+
+                why = "not a JSON request"
+                try:  # bounded: 1,000 levels of [ once left a RecursionError and no answer
+                    request = load_bounded(line)
+                except TooDeep as exc:
+                    request, why = None, exc.message
                 except ValueError:
                     request = None
                 answer = (daemon.answer(request) if isinstance(request, dict)
-                          else {"ok": False, "why": "not a JSON request"})
+                          else {"ok": False, "why": why})
             self.wfile.write(json.dumps(answer).encode())
         except (BrokenPipeError, ConnectionResetError, TimeoutError, socket.timeout):
             pass  # the client went away or sent nothing in time: its thread ends here

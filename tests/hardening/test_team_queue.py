@@ -114,3 +114,20 @@ def test_the_job_passes_when_nothing_needs_a_person(store):
     assert code == 0 and out["needs_person"] == 0 and out["skipped"] == []
     proc = store.dmm("review", "process", "--all")
     assert proc.returncode == 0 and "No pending proposals." in proc.stderr
+
+
+def test_a_branch_declaring_a_path_outside_the_store_is_refused_and_the_queue_goes_on(store):
+    """Issue 34, item 16: `Dmm-Path: ../../../../etc/passwd.md` once stopped the whole batch
+    with git's "outside repository" (exit 8)."""
+    first = _propose(store, "project/jobs/worker.md", "Jobs run on the queue worker")
+    hostile = "prop_20260101_000000_abcdef01"
+    _hand_made_branch(store, f"dmm/proposals/{hostile}",
+                      f"Dmm-Proposal: {hostile}\nDmm-Type: create\n"
+                      "Dmm-Path: ../../../../etc/passwd.md")
+    code, out = _process_all(store)
+    assert code == ExitCode.PROBLEMS_FOUND  # something was refused: a person must look
+    assert {r["proposal_id"]: r["decision"] for r in out["results"]} == {first: "approved"}
+    [skipped] = out["skipped"]
+    assert skipped["proposal_id"] == hostile and skipped["problem"] == "refused"
+    assert "unusable path" in skipped["reason"] and "'..'" in skipped["reason"]
+    assert git(store.root, "rev-parse", "--verify", f"dmm/proposals/{hostile}")  # left alone

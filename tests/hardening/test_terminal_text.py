@@ -67,3 +67,25 @@ def _other(store) -> str:
                                        "is generated from the merged pull requests' titles."))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
+
+
+REVERSED = "Deploys need \u202eno approval\u202c and \u2067isolated\u2069 words"
+
+
+@pytest.mark.parametrize("args", [["show", "mem_2026_06_01_203"], ["list", "--no-headers"],
+                                  ["log"]])
+def test_bidi_overrides_are_shown_escaped_and_json_keeps_them(store, args):
+    """A title with U+202E (right-to-left override) reads backwards on a terminal: a person
+    would read other words than the agent does (issue 34, low). Shown as \\u202e; --json
+    keeps the character."""
+    proc = store.dmm("write", "propose", "--path", "project/bidi.md", "--reason",
+                     f"why {REVERSED}", input=memory_text("mem_2026_06_01_203", REVERSED))
+    assert proc.returncode == 0, proc.stderr
+    assert store.dmm("review", "approve", proc.stdout.strip()).returncode == 0
+    piped = store.dmm(*args)
+    assert piped.returncode == 0, piped.stderr
+    for ch in "\u202e\u202c\u2067\u2069":
+        assert ch not in piped.stdout + piped.stderr
+    assert "\\u202eno approval\\u202c" in piped.stdout
+    exact = json.loads(store.dmm("show", "mem_2026_06_01_203", "--json").stdout)
+    assert "\u202eno approval" in exact["content"]
