@@ -6,7 +6,7 @@ import click
 
 from dmm.audit import EVENTS
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.common import emit_json, json_option, message, say_history_gap, workspace
 from dmm.cli.tables import Col, short_commit, short_date
 from dmm.cli.terminal import no_headers_option, paged, paint_kind, table
 
@@ -50,6 +50,7 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
     memory = memory or old_path
     decision = "flagged" if decision == "resolved:flag" else decision  # its old name
     ws = workspace(ctx)
+    say_history_gap(Git(ws.root))
     found = entries(Git(ws.root), decision=None if memory else decision)
     if memory:
         found = [e for e in touching(found, *_names(ws, memory, found))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.common import emit_json, json_option, message, say_history_gap, workspace
 from dmm.cli.person import decision
 from dmm.cli.terminal import no_headers_option, paged, paint_diff, paint_kind, table
 from dmm.errors import InvalidInputError
@@ -60,6 +60,7 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
 
     ws = workspace(ctx)
     git = Git(ws.root)
+    say_history_gap(git)
     opened = [] if status in (*CLOSED, "closed") else [
         p for p in open_proposals(git) if status in ("all", "open", p.status)]
     closed = closed_with(git, "closed" if status == "all" else status) if status in (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dmm.cli.common import emit_json, json_option, workspace
+from dmm.cli.common import emit_json, json_option, say_history_gap, workspace
 
 
 @click.command("sync")
@@ -39,7 +39,9 @@ def command(ctx, remote, dry_run, as_json) -> int:
     from dmm.team.sync import sync
 
     ws = workspace(ctx)
-    report = sync(Git(ws.root), remote, dry_run)
+    git = Git(ws.root)
+    say_history_gap(git)  # and sync publishes nothing it infers from that history
+    report = sync(git, remote, dry_run)
     if as_json:
         emit_json(report.to_dict())
         return 0
@@ -92,6 +94,8 @@ def describe(report) -> list[str]:
                 lines.append(f"  {p['ref']} {p['old'][:12]}..{p['new'][:12]}: {p['what']}")
     else:
         lines.append(f"pushed nothing: {r} has everything of this clone's")
+    for k in report.kept:
+        lines.append(f"kept dmm/proposals/{k['proposal_id']} ({k['decision']}): {k['reason']}")
     for n in report.not_pushed:
         lines.append(f"not pushed {n['ref'].removeprefix('refs/heads/')}: {n['reason']}")
     for d in report.decided_twice:

@@ -31,15 +31,16 @@ def deferred_ids(git: Git) -> set[str]:
 
 
 def _closes(git: Git) -> tuple[set[str], set[str]]:
-    """(closed, deferred) proposal ids from the audit records of every clone this one knows."""
+    """(closed, deferred) proposal ids from the decisions on the audit records of this clone
+    and the canonical remote (dmm.team.records.is_decision)."""
     from dmm.team.records import records
 
     closed, deferred = set(), set()
     for commit in records(git):
         t = commit.trailers
         pid = t.get("Dmm-Proposal")
-        if t.get("Dmm-Decision") in ("rejected", "withdrawn", "approved", "modified"):
-            closed.add(pid)  # approved: a squash `dmm sync` recorded (dmm.team.sync)
+        if t.get("Dmm-Decision") in ("rejected", "withdrawn"):
+            closed.add(pid)  # an approval is a landing on the canonical main, not a record
         elif t.get("Dmm-Decision") == "deferred":
             deferred.add(pid)
     return closed, deferred - closed
@@ -47,9 +48,9 @@ def _closes(git: Git) -> tuple[set[str], set[str]]:
 
 def open_proposals(git: Git, with_status: bool = True) -> list[Proposal]:
     """Every open proposal, oldest first: this clone's dmm/proposals/* branches and those of
-    every remote (after a fetch), except the ones decided already: merged into a main branch
-    (HEAD, its upstream, a remote's default branch), squashed or rebased onto one, or closed
-    by an audit record of any clone. ``with_status`` is kept for callers that do not need
+    every remote (after a fetch), except the ones decided already: merged into the canonical
+    main branch (dmm.team.authority), squashed or rebased onto it, or closed by an audit
+    record of this clone or the canonical remote. ``with_status`` is kept for callers that do not need
     deferrals; the records are read either way."""
     from dmm.team import refs as team_refs
     from dmm.team.landed import content_landings
@@ -179,8 +180,8 @@ def deferral(git: Git, proposal_id: str) -> dict | None:
 
 def decision_of(git: Git, proposal_id: str) -> str | None:
     """How a closed proposal was decided (approved, modified, rejected, withdrawn), or None:
-    an approval in the history of HEAD or its upstream, else a close on an audit record of
-    any clone."""
+    an approval in the history of the canonical main branch, a close on an audit record, else
+    a landing outside dmm (a squash, a rebase) that the log finds."""
     from dmm.team import refs as team_refs
     from dmm.team.records import records
 
@@ -193,7 +194,10 @@ def decision_of(git: Git, proposal_id: str) -> str | None:
         t = commit.trailers
         if t.get("Dmm-Proposal") == proposal_id and t.get("Dmm-Decision") not in (None, "deferred"):
             return t["Dmm-Decision"]
-    return None
+    from dmm.audit import entries, latest_decisions
+
+    found = latest_decisions(entries(git)).get(proposal_id)
+    return found if found in CLOSED else None
 
 
 def status_of(git: Git, proposal_id: str) -> dict:
