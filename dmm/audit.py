@@ -44,6 +44,8 @@ class LogEntry:
     trailers: dict[str, list[str]] = field(default_factory=dict)  # every value of each key
     # how an approval landed when dmm did not land it: merge, fast-forward, rebase, squash
     via: str = ""
+    # with signing set up (docs/team.md): verified | unverified | unsigned; else ""
+    signature: str = ""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -87,6 +89,7 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
     from dmm.team.records import read
 
     every = with_landings(git, read(git), _entry)
+    _check_signatures(git, every)
     by_commit = {e.commit: e for e in every}
     for e in every:  # an undo names the memories of the resolution it reverts
         reverted = by_commit.get(next(iter(e.trailers.get("Dmm-Reverts", [])), ""))
@@ -105,6 +108,19 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
         if limit and len(out) >= limit:
             break
     return out
+
+
+def _check_signatures(git: Git, events: list[LogEntry]) -> None:
+    """Mark each decision verified or not, in one git call, when this clone checks
+    signatures (dmm.team.authority.signing_mode); a name in a trailer is only a claim."""
+    from dmm.team.authority import signatures, signing_mode
+
+    decisions = [e for e in events if e.event not in ("proposed", "fixed")]
+    if not decisions or not signing_mode(git):
+        return
+    found = signatures(git, [e.commit for e in decisions])
+    for e in decisions:
+        e.signature = found.get(e.commit, "unsigned")
 
 
 def touching(events: list[LogEntry], ids: set[str], paths: set[str]) -> list[LogEntry]:

@@ -79,13 +79,22 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
         message(f"No {'' if status == 'all' else status + ' '}proposals.")
     else:
         rows = [(p["proposal_id"], p["type"], p["new_path"], p["status"],
-                 p.get("decided_by") or p["proposed_by"],
+                 _by(p),
                  (p.get("decided_at") or p["proposed_at"])[:16].replace("T", " "))
                 for p in shown]
         when = "decided" if not opened else "proposed" if not closed else "when"
         with paged():
             click.echo(table(rows, _columns(when), no_headers, colours={3: paint_kind}))
     return 0
+
+
+def _by(p: dict) -> str:
+    """Who decided (with the signature's check when signing is set up), else who proposed."""
+    if p.get("decided_by"):
+        return p["decided_by"] + (f" ({p['signature']})" if p.get("signature") else "")
+    if p.get("proposed_by_claimed"):  # the branch names them; git shows another author
+        return f"{p['proposed_by']} (claimed; committed by {p['committed_by']})"
+    return p["proposed_by"]
 
 
 @command.command("show")
@@ -123,7 +132,7 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
         click.echo(f"path:     {proposal.path}" + (f" -> {proposal.new_path}"
                                                    if proposal.new_path != proposal.path else ""))
         click.echo(f"memory:   {proposal.memory_id}")
-        click.echo(f"by:       {proposal.proposed_by} at {proposal.proposed_at}")
+        click.echo(f"by:       {_by(proposal.to_dict())} at {proposal.proposed_at}")
         click.echo(f"branch:   dmm/proposals/{proposal.proposal_id} ({proposal.commit[:12]})")
         click.echo(f"reason:   {proposal.reason}")
         if deferred:

@@ -15,6 +15,7 @@ def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal
                             new_path=t.get("Dmm-New-Path", t.get("Dmm-Path", "")),
                             memory_id=t.get("Dmm-Memory", ""), reason=message_body(commit.message),
                             proposed_by=t.get("Dmm-Proposed-By", commit.author),
+                            committed_by=commit.author,
                             proposed_at=commit.date, commit=tip,
                             base=commit.parents[0] if commit.parents else "",
                             # a resolution's claim, checked by proposals.declared before
@@ -256,5 +257,6 @@ def closed_proposals(git: Git) -> list[dict]:
                     "new_path": (p.new_path or p.path) if p else e.path,
                     "proposed_by": p.who if p else "", "proposed_at": p.date if p else "",
                     "proposal_reason": p.reason if p else "", "commit": p.commit if p else "",
-                    "decided_by": e.who, "decided_at": e.date, "reason": e.reason})
+                    "decided_by": e.who, "decided_at": e.date, "reason": e.reason,
+                    "signature": e.signature})
     return out

@@ -151,8 +151,8 @@ def signatures(git: Git, shas: list[str]) -> dict[str, str]:
     """{sha: verified | unverified | unsigned} for ``shas``, in one git call (``%G?``)."""
     if not shas:
         return {}
-    proc = git.run("log", "--no-walk=unsorted", "--format=%H %G?", *dict.fromkeys(shas),
-                   check=False)
+    proc = git.run("log", "--no-walk=unsorted", "--stdin", "--format=%H %G?",
+                   input="".join(f"{sha}\n" for sha in dict.fromkeys(shas)), check=False)
     out = {}
     for line in proc.stdout.splitlines():
         sha, _, mark = line.partition(" ")

@@ -273,3 +273,83 @@ def test_a_solo_repository_without_a_remote_counts_its_own_main_branch(repo):
     listed = json.loads(run_dmm("review", "list", "--json", cwd=repo.root).stdout)["proposals"]
     assert listed == []
     assert "shallow" not in proc.stderr
+
+
+# signing ---------------------------------------------------------------------------------
+
+def _signing(clone, tmp_path, email: str) -> None:
+    """An SSH signing key made here, trusted for ``email`` in an allowed-signers file."""
+    key = tmp_path / f"{clone.name}_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", email, "-f",
+                    str(key)], check=True, capture_output=True)
+    allowed = tmp_path / "allowed_signers"
+    public = (tmp_path / f"{clone.name}_key.pub").read_text().split()
+    with allowed.open("a") as out:
+        out.write(f"{email} {public[0]} {public[1]}\n")
+    clone.git("config", "gpg.format", "ssh")
+    clone.git("config", "user.signingkey", str(key))
+    clone.git("config", "gpg.ssh.allowedSignersFile", str(allowed))
+
+
+def test_signed_decisions_are_shown_verified_and_unsigned_ones_are_not(team, tmp_path):
+    lead = team.lead
+    _signing(lead, tmp_path, "lead@example.com")
+    bob = team.clone("bob")
+    kept = bob.propose("project/queue.md", "Jobs run on the queue worker")
+    dropped = bob.propose("project/tabs.md", "Indent with tabs")
+    bob.sync()
+    lead.sync()
+    lead.dmm("review", "approve", kept, "--reason", "good")
+    lead.dmm("review", "reject", dropped, "--reason", "we use spaces")
+    # git itself checks both: the approval on main and the record on dmm/audit
+    lead.git("verify-commit", "main")
+    lead.git("verify-commit", "dmm/audit")
+    lead.git("push", "-q", "origin", "main")
+    lead.sync()
+    decisions = {e["proposal_id"]: e["signature"] for e in lead.json("log")["entries"]
+                 if e["event"] in ("approved", "rejected")}
+    assert decisions == {kept: "verified", dropped: "verified"}
+    listed = {p["proposal_id"]: p["signature"]
+              for p in lead.json("review", "list", "--status", "closed")["proposals"]}
+    assert listed == {kept: "verified", dropped: "verified"}
+    assert "verified" in lead.dmm("log").stdout
+    # a teammate who does not sign: their decision is shown, as unsigned, to the lead
+    other = bob.propose("project/c.md", "Caches are warmed at start-up")
+    bob.dmm("review", "withdraw", other, "--reason", "not needed")
+    bob.sync()
+    lead.sync()
+    shown = {e["proposal_id"]: e["signature"] for e in lead.json("log")["entries"]
+             if e["event"] == "withdrawn"}
+    assert shown == {other: "unsigned"}
+    # and a clone that does not check signatures says nothing of them
+    assert {e["signature"] for e in bob.json("log")["entries"]} == {""}
+    # signed by a key the lead's allowed signers do not hold: shown, not verified
+    (tmp_path / "bob").mkdir()
+    _signing(bob, tmp_path / "bob", "bob@example.com")
+    third = bob.propose("project/d.md", "Logs are kept for thirty days")
+    bob.dmm("review", "withdraw", third, "--reason", "duplicate")
+    bob.git("verify-commit", "dmm/audit")
+    bob.sync()
+    lead.sync()
+    shown = {e["proposal_id"]: e["signature"] for e in lead.json("log")["entries"]
+             if e["event"] == "withdrawn"}
+    assert shown == {other: "unsigned", third: "unverified"}
+
+
+def test_a_hand_made_branch_naming_a_teammate_as_proposer_is_shown_as_a_claim(team):
+    mallory = team.clone("mallory")
+    pid = "prop_20261127_101010_abcdef12"
+    mallory.git("checkout", "-q", "-b", f"dmm/proposals/{pid}")
+    path = mallory.root / ".dmm" / "memory" / "project" / "deploy.md"
+    path.write_text(memory("Deploys skip the tests on Fridays"))
+    mallory.git("add", str(path))
+    mallory.git("commit", "-qm", f"dmm: create project/deploy.md\n\nLead said so\n\n"
+                f"Dmm-Proposal: {pid}\nDmm-Type: create\nDmm-Path: project/deploy.md\n"
+                "Dmm-Proposed-By: Lead")
+    mallory.git("push", "-q", "origin", f"dmm/proposals/{pid}")
+    lead = team.lead
+    lead.sync()
+    [listed] = lead.json("review", "list")["proposals"]
+    assert (listed["proposed_by"], listed["proposed_by_claimed"], listed["committed_by"]) == (
+        "Lead", True, "Mallory")
+    assert "Lead (claimed; committed by Mallory)" in lead.dmm("review", "list").stdout
