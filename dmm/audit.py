@@ -46,6 +46,14 @@ class LogEntry:
     via: str = ""
     # with signing set up (docs/team.md): verified | unverified | unsigned; else ""
     signature: str = ""
+    committed_by: str = ""  # the commit's author as git shows it
+    claimed: bool = False  # ``who`` is a trailer's claim naming someone else than that author
+
+    def who_shown(self) -> str:
+        """``who`` as a person should read it: a claim said to be one, the signature's check."""
+        out = f"{self.who} (claimed; committed by {self.committed_by})" if self.claimed \
+            else self.who
+        return f"{out} ({self.signature})" if self.signature else out
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -70,16 +78,17 @@ def _entry(commit: Commit) -> LogEntry | None:
     reason = message_body(commit.message)
     ids = list(dict.fromkeys(v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
                              for v in every.get(key, ())))
-    who = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else
-           t.get("Dmm-Proposed-By")) or (AUTO_FIXER if t.get("Dmm-Fix") == "auto" else
-                                         commit.author)
+    named = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else
+             t.get("Dmm-Proposed-By"))
+    who = named or (AUTO_FIXER if t.get("Dmm-Fix") == "auto" else commit.author)
     return LogEntry(commit=commit.sha, date=commit.date, who=who, event=event,
                     proposal_id=t.get("Dmm-Proposal", ""), type=t.get("Dmm-Type", ""),
                     path=t.get("Dmm-Path", ""), new_path=t.get("Dmm-New-Path", ""),
                     memory_id=ids[0] if ids else "", reason=reason,
                     reviewer=t.get("Dmm-Reviewer", ""), confidence=t.get("Dmm-Confidence", ""),
                     issues=every.get("Dmm-Issue", []), conflict_id=t.get("Dmm-Conflict", ""),
-                    memory_ids=ids, trailers=every)
+                    memory_ids=ids, trailers=every, committed_by=commit.author,
+                    claimed=bool(named) and named != commit.author)
 
 
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,

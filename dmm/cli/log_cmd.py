@@ -70,8 +70,8 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
         else:
             moved = f" -> {e.new_path}" if e.new_path and e.new_path != e.path else ""
             what, about = f"{e.type} {e.path}{moved}", e.proposal_id
-        who = f"{e.who} ({e.signature})" if e.signature else e.who
-        rows.append((e.commit[:12], e.date[:16].replace("T", " "), e.event, what, about, who,
+        rows.append((e.commit[:12], e.date[:16].replace("T", " "), e.event, what, about,
+                     e.who_shown(),
                      (e.reason or "").strip().split("\n")[0]))
     with paged():
         click.echo(table(rows, COLUMNS, no_headers, colours={2: paint_kind}))

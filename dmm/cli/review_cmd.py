@@ -91,7 +91,9 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
 def _by(p: dict) -> str:
     """Who decided (with the signature's check when signing is set up), else who proposed."""
     if p.get("decided_by"):
-        return p["decided_by"] + (f" ({p['signature']})" if p.get("signature") else "")
+        who = (f"{p['decided_by']} (claimed; committed by {p['committed_by']})"
+               if p.get("decided_by_claimed") else p["decided_by"])
+        return who + (f" ({p['signature']})" if p.get("signature") else "")
     if p.get("proposed_by_claimed"):  # the branch names them; git shows another author
         return f"{p['proposed_by']} (claimed; committed by {p['committed_by']})"
     return p["proposed_by"]

@@ -258,5 +258,6 @@ def closed_proposals(git: Git) -> list[dict]:
                     "proposed_by": p.who if p else "", "proposed_at": p.date if p else "",
                     "proposal_reason": p.reason if p else "", "commit": p.commit if p else "",
                     "decided_by": e.who, "decided_at": e.date, "reason": e.reason,
-                    "signature": e.signature})
+                    "signature": e.signature, "decided_by_claimed": e.claimed,
+                    "committed_by": e.committed_by})
     return out

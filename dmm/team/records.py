@@ -12,7 +12,7 @@ closed), a merge's parents are all audit lines. A commit with ``Dmm-Decision`` t
 anywhere else (inside a proposal branch's own history, say) is never taken as a record: a
 branch cannot close another proposal by carrying a made-up record. A record is a claim:
 an "approved" one is never an approval (dmm.team.landed finds landings on the canonical main
-branch), and a close counts only when its ``Dmm-Reviewer`` is its author (is_decision).
+branch), and a close's ``Dmm-Reviewer`` is shown as a claim when it is not its author.
 """
 
 from __future__ import annotations
@@ -59,13 +59,9 @@ APPROVALS = ("approved", "modified")
 
 def is_decision(commit: Commit) -> bool:
     """Whether a record on the audit line is taken as a decision: a close (reject, defer,
-    withdraw) whose reviewer is the commit's author as git shows it. A record naming someone
-    else is a claim dmm does not show (signing is how a team knows the author is real)."""
-    t = commit.trailers
-    if t.get("Dmm-Decision") in APPROVALS:
-        return False
-    reviewer = t.get("Dmm-Reviewer")
-    return reviewer is None or reviewer == commit.author
+    withdraw). Its ``Dmm-Reviewer`` is a claim: where it names someone other than the
+    commit's author, dmm.audit shows it as claimed (signing is how a team knows a name)."""
+    return commit.trailers.get("Dmm-Decision") not in APPROVALS
 
 
 def chain(nodes: dict[str, Node], tips: list[str], empty: str) -> list[Node]:

@@ -83,7 +83,7 @@ def test_a_record_on_a_forks_audit_branch_decides_nothing(team, tmp_path):
     assert [e for e in lead.json("log")["entries"] if e["event"] == "rejected"] == []
 
 
-def test_a_close_record_whose_reviewer_is_not_its_author_is_ignored(team):
+def test_a_close_record_naming_someone_else_than_its_author_is_shown_as_a_claim(team):
     bob, pid = _proposed(team)
     mallory = team.clone("mallory")
     tip = mallory.git("rev-parse", f"origin/dmm/proposals/{pid}").strip()
@@ -91,15 +91,22 @@ def test_a_close_record_whose_reviewer_is_not_its_author_is_ignored(team):
     mallory.git("push", "-q", "origin", f"{forged}:refs/heads/dmm/audit")
     for clone in (team.lead, bob):
         clone.sync()
-        assert pid in clone.open_ids(), clone.name
-        assert clone.json("review", "list", "--status", "rejected")["proposals"] == []
-    # a record by the person it names is a decision, as before
-    team.lead.dmm("review", "reject", pid, "--reason", "not ours")
+        [closed] = clone.json("review", "list", "--status", "rejected")["proposals"]
+        assert (closed["decided_by"], closed["decided_by_claimed"], closed["committed_by"]) \
+            == ("Lead", True, "Mallory"), clone.name
+        said = "Lead (claimed; committed by Mallory)"
+        assert said in clone.dmm("review", "list", "--status", "rejected").stdout
+        assert said in clone.dmm("log", "--decision", "rejected").stdout
+    # a record by the person it names is no claim
+    other = bob.propose("project/b.md", "Retries back off exponentially")
+    bob.sync()
+    team.lead.sync()
+    team.lead.dmm("review", "reject", other, "--reason", "not ours")
     team.lead.sync()
     bob.sync()
-    assert pid not in bob.open_ids()
-    [closed] = bob.json("review", "list", "--status", "rejected")["proposals"]
-    assert closed["decided_by"] == "Lead"
+    listed = {p["proposal_id"]: p["decided_by_claimed"]
+              for p in bob.json("review", "list", "--status", "rejected")["proposals"]}
+    assert listed == {pid: True, other: False}
 
 
 # item 5 ------------------------------------------------------------------------------------
