@@ -110,16 +110,11 @@ def _local_main(git: Git) -> str:
     return name if name and not name.startswith("dmm/") else "main"
 
 
-def authority_revs(git: Git, *, published: bool = False) -> list[str]:
-    """The refs whose history says what landed: the canonical remote's branch, and (unless
-    ``published``: what is pushed to others) this clone's own branch of the same name."""
+def authority_revs(git: Git) -> list[str]:
+    """The refs whose history says what landed: the canonical remote's branch and this
+    clone's own branch of the same name (what sync publishes reads the first alone)."""
     c = canonical(git)
-    revs = [c.remote_ref] if c.remote_ref else []
-    if not published or c.remote is None:
-        revs.append(c.local_ref)
-    if published and c.remote is None:
-        return []  # nothing to publish to: a solo clone pushes nowhere
-    return [r for r in revs if git.rev_parse(r)]
+    return [r for r in (c.remote_ref, c.local_ref) if r and git.rev_parse(r)]
 
 
 def history_gap(git: Git) -> str | None:

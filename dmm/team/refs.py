@@ -116,13 +116,13 @@ def default_branches(git: Git) -> dict[str, str]:
     return out
 
 
-def main_revs(git: Git, *, published: bool = False) -> list[str]:
+def main_revs(git: Git) -> list[str]:
     """The refs whose history holds the approvals dmm reads: the canonical main branch only
-    (dmm.team.authority): the canonical remote's, and this clone's own copy of it unless
-    ``published``. HEAD, work branches, forks and other remotes never are."""
+    (dmm.team.authority), the canonical remote's and this clone's own copy of it. HEAD, work
+    branches, forks and other remotes never are."""
     from dmm.team.authority import authority_revs
 
-    return authority_revs(git, published=published)
+    return authority_revs(git)
 
 
 def main_worktree_branch(git: Git) -> str | None:

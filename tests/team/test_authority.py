@@ -360,3 +360,17 @@ def test_a_hand_made_branch_naming_a_teammate_as_proposer_is_shown_as_a_claim(te
     assert (listed["proposed_by"], listed["proposed_by_claimed"], listed["committed_by"]) == (
         "Lead", True, "Mallory")
     assert "Lead (claimed; committed by Mallory)" in lead.dmm("review", "list").stdout
+
+
+def test_an_approval_into_a_work_branch_counts_once_that_branch_reaches_main(team):
+    bob, pid = _proposed(team)
+    lead = team.lead
+    lead.sync()
+    lead.git("checkout", "-q", "-b", "feature")
+    said = lead.dmm("review", "approve", pid, "--reason", "fine").stderr
+    assert "approved into feature, not the canonical main branch main" in said
+    assert pid in lead.open_ids() and _approvals(lead, pid) == []
+    lead.git("checkout", "-q", "main")
+    lead.git("merge", "-q", "--ff-only", "feature")
+    assert pid not in lead.open_ids()
+    assert [e["event"] for e in _approvals(lead, pid)] == ["approved"]
