@@ -31,8 +31,10 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
     """The audit log: every proposal, decision and conflict resolution, who, when, why and the
     commit, newest first.
 
-    Read from git alone (commit trailers on your branch, dmm/audit and dmm/proposals/*), so
-    `git log --first-parent` tells the same story of approvals. An event that names several
+    Read from git alone (commit trailers on the canonical main branch, dmm/audit and
+    dmm/proposals/*), so `git log --first-parent` tells the same story of approvals. A name a
+    record claims for someone other than its author is shown as claimed; with signing set up,
+    each decision as verified or not (docs/team.md). An event that names several
     memories (a merge of two conflicting memories) is listed under each of them.
 
     \b

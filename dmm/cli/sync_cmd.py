@@ -20,8 +20,9 @@ def command(ctx, remote, dry_run, as_json) -> int:
 
     Fetches the remote's dmm/* branches and default branch into remote-tracking refs (every
     dmm command reads them: the team's queue, its decisions and their record), joins the
-    audit records of both sides (a merge of two lines of records: none is ever lost), prunes
-    proposal branches of this clone that are decided, and pushes this clone's open proposals,
+    audit records of both sides (a merge of two lines of records: none is ever lost; a remote
+    line that hides records is refused), prunes proposal branches of this clone that are
+    decided (never one checked out, nor the only copy of a commit), and pushes this clone's open proposals,
     its audit records and the removal of proposal branches decided here. The push is atomic and
     never forced; when a teammate pushed meanwhile, sync fetches and tries again. It says what
     it fetched and pushed.
