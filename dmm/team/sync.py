@@ -165,7 +165,11 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: b
                    if not isinstance(r, tuple) and r.remote == remote}
     landed = _squashed_or_rebased(git, mains)
     keep = _kept_branches(git)
-    for ref, tip in git.refs(PROPOSAL_PREFIX).items():
+    mine = git.refs(PROPOSAL_PREFIX)
+    for ref in _only_copies(git, mine):
+        keep.setdefault(ref, "holds commits no other branch has: keep them (git branch -m) or "
+                             "delete it yourself")
+    for ref, tip in mine.items():
         pid = ref[len(PROPOSAL_PREFIX):]
         if not PROPOSAL_ID.fullmatch(pid):
             report.not_pushed.append({"ref": ref, "reason": "not a proposal id"})
@@ -177,7 +181,9 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: b
             if record and not dry_run:
                 _landing_record(git, *landed[pid][:2])  # keeps it in the record
                 closed[pid] = "approved"
-            why = keep.get(ref) or (None if record and dry_run else _only_copy(git, ref, tip))
+            why = keep.get(ref)
+            if why and record and why.startswith("holds commits"):
+                why = None  # the record just written (or about to be) keeps them reachable
             if why:
                 report.kept.append({"proposal_id": pid, "decision": decided, "reason": why})
                 continue
@@ -309,13 +315,15 @@ def _kept_branches(git: Git) -> dict[str, str]:
     return out
 
 
-def _only_copy(git: Git, ref: str, tip: str) -> str | None:
-    """Why ``ref`` must stay when a commit of it is on no other ref, else None."""
-    proc = git.run("rev-list", "-n", "1", tip, "--not", f"--exclude={ref}", "--all",
-                   check=False)
-    if proc.returncode == 0 and not proc.stdout.strip():
-        return None
-    return "holds commits no other branch has: keep them (git branch -m) or delete it yourself"
+def _only_copies(git: Git, tips: dict[str, str]) -> set[str]:
+    """The proposal branches of ``tips`` ({ref: tip}) holding commits that no other ref has:
+    whose tip no ref outside this clone's dmm/proposals/ reaches (one git call)."""
+    if not tips:
+        return set()
+    proc = git.run("rev-list", "--stdin", "--not", f"--exclude={PROPOSAL_PREFIX}*", "--all",
+                   input="".join(f"{tip}\n" for tip in set(tips.values())), check=False)
+    alone = set(proc.stdout.split())
+    return {ref for ref, tip in tips.items() if tip in alone}
 
 
 def _closing_records(git: Git, report: SyncReport) -> dict[str, str]:
