@@ -65,7 +65,7 @@ DESCRIBED = {"git merge-tree --write-tree", "git read-tree -m -u", "git update-r
 # Suggestions run, exactly as written, by another test: the signing set-up of docs/team.md is
 # team/test_authority.py::test_signed_decisions_are_shown_verified_and_unsigned_ones_are_not
 CHECKED_ELSEWHERE = {"git config gpg.format ssh", "git config user.signingkey ~/.ssh/dmm_signing",
-                     "git config gpg.ssh.allowedSignersFile .allowed_signers"}
+                     "git config gpg.ssh.allowedSignersFile ~/.ssh/allowed_signers"}
 
 
 def suggested_git_commands() -> set[str]:
