@@ -374,3 +374,23 @@ def test_an_approval_into_a_work_branch_counts_once_that_branch_reaches_main(tea
     lead.git("merge", "-q", "--ff-only", "feature")
     assert pid not in lead.open_ids()
     assert [e["event"] for e in _approvals(lead, pid)] == ["approved"]
+
+
+def test_the_canonical_branch_is_a_setting_and_a_bad_name_is_refused(team):
+    bob, pid = _proposed(team)
+    lead = team.lead
+    lead.sync()
+    config = lead.root / ".dmm" / "config.toml"
+    original = config.read_text()
+    assert 'main_branch = ""' in original  # dmm init writes the setting, empty: the default
+    config.write_text(original.replace('main_branch = ""', 'main_branch = "release"'))
+    lead.dmm("review", "approve", pid, "--reason", "fine")  # into main: not the canonical one
+    assert _approvals(lead, pid) == [] and pid in lead.open_ids()
+    lead.git("branch", "release", "main")  # main reaches release: now it landed
+    assert pid not in lead.open_ids()
+    assert [e["event"] for e in _approvals(lead, pid)] == ["approved"]
+    config.write_text(original.replace('main_branch = ""',
+                                       'main_branch = "--upload-pack=touch /tmp/x"'))
+    proc = lead.dmm("review", "list", ok=False)
+    assert proc.returncode != 0 and "team.main_branch" in proc.stderr
+    assert "Traceback" not in proc.stderr
