@@ -22,10 +22,10 @@ def command(ctx, remote, dry_run, as_json) -> int:
     dmm command reads them: the team's queue, its decisions and their record), joins the
     audit records of both sides (a merge of two lines of records: none is ever lost; a remote
     line that hides records is refused), prunes proposal branches of this clone that are
-    decided (never one checked out, nor the only copy of a commit), and pushes this clone's open proposals,
-    its audit records and the removal of proposal branches decided here. The push is atomic and
-    never forced; when a teammate pushed meanwhile, sync fetches and tries again. It says what
-    it fetched and pushed.
+    decided (never one checked out, nor the only copy of a commit), and pushes this clone's
+    open proposals, its audit records and the removal of proposal branches decided here. The
+    push is atomic and never forced; when a teammate pushed meanwhile, sync fetches and tries
+    again. It says what it fetched and pushed.
 
     Your checked-out branch and your files are never touched: sync says how far the branch is
     from its upstream; `git pull` and `git push` stay yours to run.

@@ -51,8 +51,8 @@ def open_proposals(git: Git, with_status: bool = True) -> list[Proposal]:
     """Every open proposal, oldest first: this clone's dmm/proposals/* branches and those of
     every remote (after a fetch), except the ones decided already: merged into the canonical
     main branch (dmm.team.authority), squashed or rebased onto it, or closed by an audit
-    record of this clone or the canonical remote. ``with_status`` is kept for callers that do not need
-    deferrals; the records are read either way."""
+    record of this clone or the canonical remote. ``with_status`` is kept for callers that
+    do not need deferrals; the records are read either way."""
     from dmm.team import refs as team_refs
     from dmm.team.landed import content_landings
 

@@ -7,8 +7,9 @@ order, never a conflict: every record is its own commit and no file is shared), 
 ``git merge`` of the two lines does the same. No record is ever rewritten or dropped.
 
 Records are read by walking the audit line itself, from this clone's ``dmm/audit`` and the
-canonical remote's (never a fork's or another remote's: dmm.team.authority): a record's predecessor is its first parent (its second parent is the proposal it
-closed), a merge's parents are all audit lines. A commit with ``Dmm-Decision`` trailers found
+canonical remote's (never a fork's or another remote's: dmm.team.authority): a record's
+predecessor is its first parent (its second parent is the proposal it closed), a merge's
+parents are all audit lines. A commit with ``Dmm-Decision`` trailers found
 anywhere else (inside a proposal branch's own history, say) is never taken as a record: a
 branch cannot close another proposal by carrying a made-up record. A record is a claim:
 an "approved" one is never an approval (dmm.team.landed finds landings on the canonical main
