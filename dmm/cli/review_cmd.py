@@ -164,7 +164,7 @@ def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
 
 
 def _print_closed(proposal_id: str, record: dict, diff: str) -> None:
-    click.echo(f"proposal {proposal_id} ({record['status']} by {record['decided_by']} at "
+    click.echo(f"proposal {proposal_id} ({record['status']} by {_by(record)} at "
                f"{record['decided_at']})")
     click.echo(f"type:     {record['type']}")
     click.echo(f"path:     {record['new_path']}")
