@@ -44,6 +44,16 @@ class LogEntry:
     trailers: dict[str, list[str]] = field(default_factory=dict)  # every value of each key
     # how an approval landed when dmm did not land it: merge, fast-forward, rebase, squash
     via: str = ""
+    # with signing set up (docs/team.md): verified | unverified | unsigned; else ""
+    signature: str = ""
+    committed_by: str = ""  # the commit's author as git shows it
+    claimed: bool = False  # ``who`` is a trailer's claim naming someone else than that author
+
+    def who_shown(self) -> str:
+        """``who`` as a person should read it: a claim said to be one, the signature's check."""
+        out = f"{self.who} (claimed; committed by {self.committed_by})" if self.claimed \
+            else self.who
+        return f"{out} ({self.signature})" if self.signature else out
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -68,16 +78,17 @@ def _entry(commit: Commit) -> LogEntry | None:
     reason = message_body(commit.message)
     ids = list(dict.fromkeys(v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
                              for v in every.get(key, ())))
-    who = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else
-           t.get("Dmm-Proposed-By")) or (AUTO_FIXER if t.get("Dmm-Fix") == "auto" else
-                                         commit.author)
+    named = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else
+             t.get("Dmm-Proposed-By"))
+    who = named or (AUTO_FIXER if t.get("Dmm-Fix") == "auto" else commit.author)
     return LogEntry(commit=commit.sha, date=commit.date, who=who, event=event,
                     proposal_id=t.get("Dmm-Proposal", ""), type=t.get("Dmm-Type", ""),
                     path=t.get("Dmm-Path", ""), new_path=t.get("Dmm-New-Path", ""),
                     memory_id=ids[0] if ids else "", reason=reason,
                     reviewer=t.get("Dmm-Reviewer", ""), confidence=t.get("Dmm-Confidence", ""),
                     issues=every.get("Dmm-Issue", []), conflict_id=t.get("Dmm-Conflict", ""),
-                    memory_ids=ids, trailers=every)
+                    memory_ids=ids, trailers=every, committed_by=commit.author,
+                    claimed=bool(named) and named != commit.author)
 
 
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,
@@ -87,6 +98,7 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
     from dmm.team.records import read
 
     every = with_landings(git, read(git), _entry)
+    _check_signatures(git, every)
     by_commit = {e.commit: e for e in every}
     for e in every:  # an undo names the memories of the resolution it reverts
         reverted = by_commit.get(next(iter(e.trailers.get("Dmm-Reverts", [])), ""))
@@ -105,6 +117,19 @@ def entries(git: Git, *, path: str | None = None, memory: str | None = None,
         if limit and len(out) >= limit:
             break
     return out
+
+
+def _check_signatures(git: Git, events: list[LogEntry]) -> None:
+    """Mark each decision verified or not, in one git call, when this clone checks
+    signatures (dmm.team.authority.signing_mode); a name in a trailer is only a claim."""
+    from dmm.team.authority import signatures, signing_mode
+
+    decisions = [e for e in events if e.event not in ("proposed", "fixed")]
+    if not decisions or not signing_mode(git):
+        return
+    found = signatures(git, [e.commit for e in decisions])
+    for e in decisions:
+        e.signature = found.get(e.commit, "unsigned")
 
 
 def touching(events: list[LogEntry], ids: set[str], paths: set[str]) -> list[LogEntry]:

@@ -59,6 +59,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "usage": {
         "enabled": True,  # log each `dmm query` in <git-common-dir>/dmm/usage.sqlite3
     },
+    "team": {
+        # the only authority for "landed" (docs/team.md): "" = the remote and branch this
+        # clone tracks; with no remote, this clone's own main branch
+        "remote": "",
+        "main_branch": "",
+    },
     "agents": {
         "hook_budget": 800,  # tokens of the pack an agent hook adds to each prompt
         "hook_max_chars": 9500,  # Claude Code passes about 10,000 characters of hook output
@@ -130,11 +136,14 @@ def parse(raw: bytes | None, path: str) -> dict[str, dict[str, Any]]:
                                         hint=f"known: {', '.join(DEFAULTS[section])}")
             default = DEFAULTS[section][key]
             ok = (isinstance(value, bool) if isinstance(default, bool)
+                  else isinstance(value, str) if isinstance(default, str)
                   else isinstance(value, (int, float)) and not isinstance(value, bool))
             if not ok:
                 raise InvalidInputError(
                     f"{path}: {section}.{key} must be {type(default).__name__}, got {value!r}")
-            if not isinstance(default, bool):
+            if isinstance(default, str):
+                _check_name(path, f"{section}.{key}", value)
+            elif not isinstance(default, bool):
                 low, high = RANGES.get(f"{section}.{key}", _SHARES)
                 if isinstance(default, int) and not isinstance(value, int):
                     raise InvalidInputError(f"{path}: {section}.{key} must be a whole number, "
@@ -146,3 +155,15 @@ def parse(raw: bytes | None, path: str) -> dict[str, dict[str, Any]]:
     if config["quality"]["min_tokens"] > config["quality"]["max_tokens"]:
         raise InvalidInputError(f"{path}: quality.min_tokens is above quality.max_tokens")
     return config
+
+
+def _check_name(path: Path, key: str, value: str) -> None:
+    """A remote or branch name: what `git check-ref-format` would take as one path segment
+    or a branch name, and never an option (a leading "-") or a ref outside refs/heads."""
+    import re
+
+    if value and (value.startswith(("-", "/", "refs/")) or ".." in value
+                  or not re.fullmatch(r"[A-Za-z0-9._/-]{1,200}", value)
+                  or value.endswith((".", "/", ".lock"))):
+        raise InvalidInputError(f"{path}: {key} = {value!r} is not a git name",
+                                hint="a remote like origin, a branch like main")

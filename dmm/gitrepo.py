@@ -406,7 +406,7 @@ class Git:
         args = ["commit-tree", tree]
         for parent in parents:
             args += ["-p", parent]
-        if self.run("config", "--bool", "commit.gpgSign", check=False).stdout.strip() == "true":
+        if self.signs():
             args.append("-S")  # commit-tree ignores commit.gpgSign by itself
         proc = self.run(*args, input=message, check=False)
         if proc.returncode != 0:
@@ -417,6 +417,24 @@ class Git:
                                     'GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME, GIT_COMMITTER_EMAIL')
             raise GitError(f"git commit-tree failed: {proc.stderr.strip()}")
         return proc.stdout.strip()
+
+    def signing(self) -> dict[str, str]:
+        """The signing settings that are set (commit.gpgsign, user.signingkey, gpg.format,
+        gpg.ssh.allowedsignersfile), in one git call."""
+        proc = self.run("config", "--get-regexp", r"^(commit\.gpgsign|user\.signingkey|"
+                        r"gpg\.format|gpg\.ssh\.allowedsignersfile)$", check=False)
+        return dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+
+    def signs(self) -> bool:
+        """Whether dmm signs the commits it makes: commit.gpgSign, or (the signing mode of
+        docs/team.md) a signing key with a signature format or an allowed-signers file,
+        unless commit.gpgSign is set to false."""
+        found = self.signing()
+        flag = found.get("commit.gpgsign", "").lower()
+        if flag:
+            return flag in ("true", "yes", "on", "1")
+        return bool(found.get("user.signingkey")) and bool(
+            found.get("gpg.format") or found.get("gpg.ssh.allowedsignersfile"))
 
     def merge_tree(self, ours: str, theirs: str) -> tuple[str | None, list[str]]:
         """(tree, []) for a clean merge, (None, conflicted paths) otherwise."""

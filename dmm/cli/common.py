@@ -165,3 +165,13 @@ def read_text_input(path: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidInputError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+
+
+def say_history_gap(git) -> None:
+    """Say on stderr when this clone is shallow or partial: its queue and log are incomplete
+    (what landed before its first commit cannot be seen), never silently empty."""
+    from dmm.team.authority import history_gap
+
+    gap = history_gap(git)
+    if gap:
+        message(f"warning: {gap}")

@@ -6,7 +6,7 @@ import click
 
 from dmm.audit import EVENTS
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.common import emit_json, json_option, message, say_history_gap, workspace
 from dmm.cli.tables import Col, clip, short_commit, short_date
 from dmm.cli.terminal import no_headers_option, paged, paint_kind, table
 
@@ -36,8 +36,10 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
     commit, newest first. The table shows the first line of each reason, at most 200
     characters; --json gives it whole.
 
-    Read from git alone (commit trailers on your branch, dmm/audit and dmm/proposals/*), so
-    `git log --first-parent` tells the same story of approvals. An event that names several
+    Read from git alone (commit trailers on the canonical main branch, dmm/audit and
+    dmm/proposals/*), so `git log --first-parent` tells the same story of approvals. A name a
+    record claims for someone other than its author is shown as claimed; with signing set up,
+    each decision as verified or not (docs/team.md). An event that names several
     memories (a merge of two conflicting memories) is listed under each of them.
 
     \b
@@ -56,6 +58,7 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
     memory = memory or old_path
     decision = "flagged" if decision == "resolved:flag" else decision  # its old name
     ws = workspace(ctx)
+    say_history_gap(Git(ws.root))
     found = entries(Git(ws.root), decision=None if memory else decision)
     if memory:
         found = [e for e in touching(found, *_names(ws, memory, found))
@@ -75,8 +78,8 @@ def command(ctx, memory, old_path, decision, limit, no_headers, as_json) -> int:
         else:
             moved = f" -> {e.new_path}" if e.new_path and e.new_path != e.path else ""
             what, about = f"{known_type(e.type)} {e.path}{moved}", e.proposal_id
-        rows.append((e.commit[:12], e.date[:16].replace("T", " "), e.event, what, about, e.who,
-                     clip((e.reason or "").strip().split("\n")[0], REASON_CHARS)))
+        rows.append((e.commit[:12], e.date[:16].replace("T", " "), e.event, what, about,
+                     e.who_shown(), clip((e.reason or "").strip().split("\n")[0], REASON_CHARS)))
     with paged():
         click.echo(table(rows, COLUMNS, no_headers, colours={2: paint_kind}))
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from dmm.cli import complete
-from dmm.cli.common import emit_json, json_option, message, workspace
+from dmm.cli.common import emit_json, json_option, message, say_history_gap, workspace
 from dmm.cli.person import at_terminal, confirm, decision, yes_option
 from dmm.cli.terminal import no_headers_option, paged, paint_diff, paint_kind, table
 from dmm.errors import InvalidInputError
@@ -60,6 +60,7 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
 
     ws = workspace(ctx)
     git = Git(ws.root)
+    say_history_gap(git)
     opened = [] if status in (*CLOSED, "closed") else [
         p for p in open_proposals(git) if status in ("all", "open", p.status)]
     closed = closed_with(git, "closed" if status == "all" else status) if status in (
@@ -80,13 +81,24 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
         from dmm.proposals.model import known_type
 
         rows = [(p["proposal_id"], known_type(p["type"]), p["new_path"], p["status"],
-                 p.get("decided_by") or p["proposed_by"],
+                 _by(p),
                  (p.get("decided_at") or p["proposed_at"])[:16].replace("T", " "))
                 for p in shown]
         when = "decided" if not opened else "proposed" if not closed else "when"
         with paged():
             click.echo(table(rows, _columns(when), no_headers, colours={3: paint_kind}))
     return 0
+
+
+def _by(p: dict) -> str:
+    """Who decided (with the signature's check when signing is set up), else who proposed."""
+    if p.get("decided_by"):
+        who = (f"{p['decided_by']} (claimed; committed by {p['committed_by']})"
+               if p.get("decided_by_claimed") else p["decided_by"])
+        return who + (f" ({p['signature']})" if p.get("signature") else "")
+    if p.get("proposed_by_claimed"):  # the branch names them; git shows another author
+        return f"{p['proposed_by']} (claimed; committed by {p['committed_by']})"
+    return p["proposed_by"]
 
 
 @command.command("show")
@@ -126,7 +138,7 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
         click.echo(f"path:     {proposal.path}" + (f" -> {proposal.new_path}"
                                                    if proposal.new_path != proposal.path else ""))
         click.echo(f"memory:   {proposal.memory_id}")
-        click.echo(f"by:       {proposal.proposed_by} at {proposal.proposed_at}")
+        click.echo(f"by:       {_by(proposal.to_dict())} at {proposal.proposed_at}")
         click.echo(f"branch:   dmm/proposals/{proposal.proposal_id}")
         # the whole name: what `approve --expect` takes to approve exactly what was read
         click.echo(f"commit:   {proposal.commit}")
@@ -158,7 +170,7 @@ def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
 
 
 def _print_closed(proposal_id: str, record: dict, diff: str) -> None:
-    click.echo(f"proposal {proposal_id} ({record['status']} by {record['decided_by']} at "
+    click.echo(f"proposal {proposal_id} ({record['status']} by {_by(record)} at "
                f"{record['decided_at']})")
     click.echo(f"type:     {record['type']}")
     click.echo(f"path:     {record['new_path']}")

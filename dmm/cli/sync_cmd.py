@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from dmm.cli.common import emit_json, json_option, workspace
+from dmm.cli.common import emit_json, json_option, say_history_gap, workspace
 from dmm.shellcmd import command as shell_command
 
 
@@ -21,11 +21,12 @@ def command(ctx, remote, dry_run, as_json) -> int:
 
     Fetches the remote's dmm/* branches and default branch into remote-tracking refs (every
     dmm command reads them: the team's queue, its decisions and their record), joins the
-    audit records of both sides (a merge of two lines of records: none is ever lost), prunes
-    proposal branches of this clone that are decided, and pushes this clone's open proposals,
-    its audit records and the removal of proposal branches decided here. The push is atomic and
-    never forced; when a teammate pushed meanwhile, sync fetches and tries again. It says what
-    it fetched and pushed.
+    audit records of both sides (a merge of two lines of records: none is ever lost; a remote
+    line that hides records is refused), prunes proposal branches of this clone that are
+    decided (never one checked out, nor the only copy of a commit), and pushes this clone's
+    open proposals, its audit records and the removal of proposal branches decided here. The
+    push is atomic and never forced; when a teammate pushed meanwhile, sync fetches and tries
+    again. It says what it fetched and pushed.
 
     Your checked-out branch and your files are never touched: sync says how far the branch is
     from its upstream; `git pull` and `git push` stay yours to run.
@@ -40,7 +41,9 @@ def command(ctx, remote, dry_run, as_json) -> int:
     from dmm.team.sync import sync
 
     ws = workspace(ctx)
-    report = sync(Git(ws.root), remote, dry_run)
+    git = Git(ws.root)
+    say_history_gap(git)  # and sync publishes nothing it infers from that history
+    report = sync(git, remote, dry_run)
     if as_json:
         emit_json(report.to_dict())
         return 0
@@ -93,6 +96,8 @@ def describe(report) -> list[str]:
                 lines.append(f"  {p['ref']} {p['old'][:12]}..{p['new'][:12]}: {p['what']}")
     else:
         lines.append(f"pushed nothing: {r} has everything of this clone's")
+    for k in report.kept:
+        lines.append(f"kept dmm/proposals/{k['proposal_id']} ({k['decision']}): {k['reason']}")
     for n in report.not_pushed:
         branch = n["ref"].removeprefix("refs/heads/")
         line = f"not pushed {branch}: {n['reason']}"

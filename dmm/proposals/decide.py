@@ -52,13 +52,15 @@ def audit_base(git: Git, local: str | None) -> str | None:
     """The record a new one follows: this clone's last record, or a remote's line where it
     contains this clone's (a fresh clone continues the team's line instead of starting a
     second one that `dmm sync` would have to join)."""
+    from dmm.team.records import dropped
     from dmm.team.refs import audit_refs, is_ancestor
 
     best = local
     for ref, tip in sorted(audit_refs(git).items()):
         if ref == AUDIT_REF or tip == best:
             continue
-        if best is None or is_ancestor(git, best, tip):
+        # a remote line that hides records of this clone's is never continued (append-only)
+        if best is None or is_ancestor(git, best, tip) and not dropped(git, best, tip):
             best = tip
     return best
 

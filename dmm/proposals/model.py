@@ -68,11 +68,20 @@ class Proposal:
     # the ref it was read from: this clone's branch, or a remote's (refs/remotes/R/dmm/...)
     ref: str = ""
     remote: str | None = None  # the remote whose branch it was read from, None when local
+    # the proposal commit's author as git shows it: Dmm-Proposed-By is the branch's own claim
+    committed_by: str = ""
+
+    @property
+    def claimed(self) -> bool:
+        """Whether ``proposed_by`` is only the branch's claim (it names someone other than
+        the commit's author): shown as such, never as that person's proposal."""
+        return bool(self.committed_by) and self.proposed_by != self.committed_by
 
     def to_dict(self) -> dict:
         return {"remote": self.remote, "proposal_id": self.proposal_id, "type": self.type, "path": self.path,
                 "new_path": self.new_path, "memory_id": self.memory_id, "reason": self.reason,
-                "proposed_by": self.proposed_by, "proposed_at": self.proposed_at,
+                "proposed_by": self.proposed_by, "committed_by": self.committed_by,
+                "proposed_by_claimed": self.claimed, "proposed_at": self.proposed_at,
                 "status": self.status, "branch": PROPOSAL_PREFIX.removeprefix("refs/heads/")
                 + self.proposal_id, "commit": self.commit, "base": self.base}
 

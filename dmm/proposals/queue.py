@@ -16,6 +16,7 @@ def _from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal
                             new_path=t.get("Dmm-New-Path", t.get("Dmm-Path", "")),
                             memory_id=t.get("Dmm-Memory", ""), reason=message_body(commit.message),
                             proposed_by=t.get("Dmm-Proposed-By", commit.author),
+                            committed_by=commit.author,
                             proposed_at=commit.date, commit=tip,
                             base=commit.parents[0] if commit.parents else "",
                             # a resolution's claim, checked by proposals.declared before
@@ -32,15 +33,16 @@ def deferred_ids(git: Git) -> set[str]:
 
 
 def _closes(git: Git) -> tuple[set[str], set[str]]:
-    """(closed, deferred) proposal ids from the audit records of every clone this one knows."""
+    """(closed, deferred) proposal ids from the decisions on the audit records of this clone
+    and the canonical remote (dmm.team.records.is_decision)."""
     from dmm.team.records import records
 
     closed, deferred = set(), set()
     for commit in records(git):
         t = commit.trailers
         pid = t.get("Dmm-Proposal")
-        if t.get("Dmm-Decision") in ("rejected", "withdrawn", "approved", "modified"):
-            closed.add(pid)  # approved: a squash `dmm sync` recorded (dmm.team.sync)
+        if t.get("Dmm-Decision") in ("rejected", "withdrawn"):
+            closed.add(pid)  # an approval is a landing on the canonical main, not a record
         elif t.get("Dmm-Decision") == "deferred":
             deferred.add(pid)
     return closed, deferred - closed
@@ -48,10 +50,10 @@ def _closes(git: Git) -> tuple[set[str], set[str]]:
 
 def open_proposals(git: Git, with_status: bool = True) -> list[Proposal]:
     """Every open proposal, oldest first: this clone's dmm/proposals/* branches and those of
-    every remote (after a fetch), except the ones decided already: merged into a main branch
-    (HEAD, its upstream, a remote's default branch), squashed or rebased onto one, or closed
-    by an audit record of any clone. ``with_status`` is kept for callers that do not need
-    deferrals; the records are read either way."""
+    every remote (after a fetch), except the ones decided already: merged into the canonical
+    main branch (dmm.team.authority), squashed or rebased onto it, or closed by an audit
+    record of this clone or the canonical remote. ``with_status`` is kept for callers that
+    do not need deferrals; the records are read either way."""
     from dmm.team import refs as team_refs
     from dmm.team.landed import content_landings
 
@@ -180,8 +182,8 @@ def deferral(git: Git, proposal_id: str) -> dict | None:
 
 def decision_of(git: Git, proposal_id: str) -> str | None:
     """How a closed proposal was decided (approved, modified, rejected, withdrawn), or None:
-    an approval in the history of HEAD or its upstream, else a close on an audit record of
-    any clone."""
+    an approval in the history of the canonical main branch, a close on an audit record, else
+    a landing outside dmm (a squash, a rebase) that the log finds."""
     from dmm.team import refs as team_refs
     from dmm.team.records import records
 
@@ -194,7 +196,10 @@ def decision_of(git: Git, proposal_id: str) -> str | None:
         t = commit.trailers
         if t.get("Dmm-Proposal") == proposal_id and t.get("Dmm-Decision") not in (None, "deferred"):
             return t["Dmm-Decision"]
-    return None
+    from dmm.audit import entries, latest_decisions
+
+    found = latest_decisions(entries(git)).get(proposal_id)
+    return found if found in CLOSED else None
 
 
 def status_of(git: Git, proposal_id: str) -> dict:
@@ -253,5 +258,7 @@ def closed_proposals(git: Git) -> list[dict]:
                     "new_path": (p.new_path or p.path) if p else e.path,
                     "proposed_by": p.who if p else "", "proposed_at": p.date if p else "",
                     "proposal_reason": p.reason if p else "", "commit": p.commit if p else "",
-                    "decided_by": e.who, "decided_at": e.date, "reason": e.reason})
+                    "decided_by": e.who, "decided_at": e.date, "reason": e.reason,
+                    "signature": e.signature, "decided_by_claimed": e.claimed,
+                    "committed_by": e.committed_by})
     return out

@@ -191,8 +191,22 @@ def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason:
         notes = [str(i) for i in result.issues if i.severity != "info"]
     done = decide.approve(ws, proposal_id, decision="approved", reviewer=reviewer,
                           issues=notes, reason=reason, expect=expect)
-    notice = after_approval(ws)
-    return done, [notice] if notice else []
+    notices = [after_approval(ws), off_main(ws, done.branch)]
+    return done, [n for n in notices if n]
+
+
+def off_main(ws: Workspace, branch: str) -> str | None:
+    """A note when the approval went into a branch that is not the canonical main branch: it
+    counts as approved (and leaves the queue) once that branch reaches main."""
+    from dmm.gitrepo import Git
+    from dmm.team.authority import canonical
+
+    main = canonical(Git(ws.root)).branch
+    name = (branch or "").removeprefix("refs/heads/")
+    if not name or name == main:
+        return None
+    return (f"note: approved into {name}, not the canonical main branch {main} "
+            f"(docs/team.md): the proposal counts as approved once {name} reaches {main}")
 
 
 def after_approval(ws: Workspace) -> str | None:

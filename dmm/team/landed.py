@@ -1,8 +1,12 @@
-"""Proposals that landed on a main branch without dmm: merged on a forge (a merge commit, a
-squash or a rebase) or by a person with git (``git merge``, a fast-forward, a cherry-pick).
+"""Proposals that landed on the canonical main branch without dmm: merged on a forge (a merge
+commit, a squash or a rebase) or by a person with git (``git merge``, a fast-forward, a
+cherry-pick).
 
-A forge merge is an approval only where git shows it on a main branch (HEAD, its upstream, a
-remote's default branch): only someone allowed to change that branch put it there. A branch's
+A forge merge is an approval only where git shows it on the canonical main branch
+(dmm.team.authority: the canonical remote's branch and this clone's own copy of it; never
+HEAD, a work branch, a fork or another remote): only someone allowed to change that branch
+put it there. An "approved" record on dmm/audit is no approval either: the landing is looked
+for here, from the proposal commit the record keeps reachable. A branch's
 own claims decide nothing, so every landing is checked against the proposal itself:
 
 - merge: the proposal's commit is in the main branch's history (its tip was merged); the
@@ -176,11 +180,6 @@ def with_landings(git: Git, history, to_entry) -> list:
     for node in history.events():
         entry = to_entry(node.commit)
         if entry is not None:
-            landed_there = trailers(node.commit.message).get("Dmm-Landed")
-            if landed_there and entry.event == "approved":
-                # a record `dmm sync` wrote for a squash whose branch the forge removed
-                entry.commit = landed_there
-                entry.via = trailers(node.commit.message).get("Dmm-Via", "squash")
             timed.append((node.time, entry))
     approved = {e.proposal_id for _, e in timed if e.event in ("approved", "modified")}
     on_main = {n.commit.sha for n in history.main}

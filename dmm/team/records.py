@@ -6,11 +6,14 @@ have two audit lines; ``dmm sync`` joins them with an empty-tree merge commit (w
 order, never a conflict: every record is its own commit and no file is shared), and a plain
 ``git merge`` of the two lines does the same. No record is ever rewritten or dropped.
 
-Records are read by walking the audit line itself, from this clone's ``dmm/audit`` and every
-remote's: a record's predecessor is its first parent (its second parent is the proposal it
-closed), a merge's parents are all audit lines. A commit with ``Dmm-Decision`` trailers found
+Records are read by walking the audit line itself, from this clone's ``dmm/audit`` and the
+canonical remote's (never a fork's or another remote's: dmm.team.authority): a record's
+predecessor is its first parent (its second parent is the proposal it closed), a merge's
+parents are all audit lines. A commit with ``Dmm-Decision`` trailers found
 anywhere else (inside a proposal branch's own history, say) is never taken as a record: a
-branch cannot close another proposal by carrying a made-up record.
+branch cannot close another proposal by carrying a made-up record. A record is a claim:
+an "approved" one is never an approval (dmm.team.landed finds landings on the canonical main
+branch), and a close's ``Dmm-Reviewer`` is shown as a claim when it is not its author.
 """
 
 from __future__ import annotations
@@ -48,6 +51,18 @@ def empty_tree(git: Git) -> str:
 
 def is_record(commit: Commit) -> bool:
     return "Dmm-Decision" in trailers(commit.message)
+
+
+# an approval is a fact of the canonical main branch's history (dmm.team.landed), never of a
+# record: an "approved" record only keeps its proposal reachable after the branch is gone
+APPROVALS = ("approved", "modified")
+
+
+def is_decision(commit: Commit) -> bool:
+    """Whether a record on the audit line is taken as a decision: a close (reject, defer,
+    withdraw). Its ``Dmm-Reviewer`` is a claim: where it names someone other than the
+    commit's author, dmm.audit shows it as claimed (signing is how a team knows a name)."""
+    return commit.trailers.get("Dmm-Decision") not in APPROVALS
 
 
 def chain(nodes: dict[str, Node], tips: list[str], empty: str) -> list[Node]:
@@ -101,7 +116,8 @@ def read(git: Git) -> History:
     exclude = ["--not", *main_revs] if main_revs else []
     side = walk(git, *dict.fromkeys(tips), *exclude, "--date-order")
     nodes = {n.commit.sha: n for n in side}
-    records = chain(nodes, audits, empty_tree(git)) if audits else []
+    records = [n for n in chain(nodes, audits, empty_tree(git)) if is_decision(n.commit)] \
+        if audits else []
     proposals = []
     for node in side:
         t = trailers(node.commit.message)
@@ -112,12 +128,28 @@ def read(git: Git) -> History:
 
 
 def records(git: Git) -> list[Commit]:
-    """The audit records of every clone this one knows, newest first."""
+    """The decisions on the audit records of this clone and the canonical remote, newest
+    first (see is_decision)."""
     audits = list(team_refs.audit_refs(git).values())
     if not audits:
         return []
     main_revs = team_refs.main_revs(git)
     exclude = ["--not", *main_revs] if main_revs else []
     nodes = {n.commit.sha: n for n in walk(git, *dict.fromkeys(audits), *exclude)}
-    found = chain(nodes, audits, empty_tree(git))
+    found = [n for n in chain(nodes, audits, empty_tree(git)) if is_decision(n.commit)]
     return [n.commit for n in sorted(found, key=lambda n: -n.time)]
+
+
+def record_shas(git: Git, tip: str) -> set[str]:
+    """Every record (decision or claim) on the audit line ending at ``tip``."""
+    mains = team_refs.main_revs(git)
+    nodes = {n.commit.sha: n for n in walk(git, tip, *(["--not", *mains] if mains else []))}
+    return {n.commit.sha for n in chain(nodes, [tip], empty_tree(git))}
+
+
+def dropped(git: Git, old: str | None, new: str | None) -> set[str]:
+    """The records the audit line ending at ``old`` shows and the one ending at ``new`` does
+    not: what taking ``new`` in place of ``old`` would hide (the line is append-only)."""
+    if not old or old == new:
+        return set()
+    return record_shas(git, old) - (record_shas(git, new) if new else set())

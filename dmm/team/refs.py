@@ -1,10 +1,12 @@
-"""Where the store's refs are: in this clone and in the remote-tracking refs of every remote.
+"""Where the store's refs are: in this clone and in the remote-tracking refs of every remote
+(proposals), of the canonical remote (audit records), and the canonical main branch.
 
 A proposal or an audit record that a teammate pushed is read from ``refs/remotes/<remote>/``
 after any ``git fetch`` (the default refspec already copies ``dmm/*`` branches there), so a
 fresh clone sees the team's queue and record without any setting. What arrives from a remote
 is untrusted: a remote-tracking ref names a proposal only when its name is a proposal id, and
-it never decides anything by itself (see dmm.team.records and dmm.team.landed).
+it never decides anything by itself (see dmm.team.authority, dmm.team.records and
+dmm.team.landed).
 """
 
 from __future__ import annotations
@@ -80,14 +82,18 @@ def is_ancestor(git: Git, old: str, new: str) -> bool:
 
 
 def audit_refs(git: Git) -> dict[str, str]:
-    """{ref: tip} of dmm/audit here and on every remote."""
+    """{ref: tip} of dmm/audit here and on the canonical remote: a fork's or another remote's
+    records are never read (anyone can push there)."""
+    from dmm.team.authority import canonical
+
     out = {}
     local = git.rev_parse(AUDIT_REF)
     if local:
         out[AUDIT_REF] = local
-    for ref, tip in git.refs(REMOTES).items():
-        if ref.endswith(AUDIT_TAIL) and ref.count("/") == 4:
-            out[ref] = tip
+    remote = canonical(git).remote
+    theirs = git.rev_parse(f"{REMOTES}{remote}{AUDIT_TAIL}") if remote else None
+    if theirs:
+        out[f"{REMOTES}{remote}{AUDIT_TAIL}"] = theirs
     return out
 
 
@@ -111,17 +117,12 @@ def default_branches(git: Git) -> dict[str, str]:
 
 
 def main_revs(git: Git) -> list[str]:
-    """The commits whose history holds the approvals dmm reads: HEAD, its upstream, each
-    remote's default branch (where a forge merges pull requests) and this repository's own
-    copy of it, and the branch of the main work tree (where a person approves while agents
-    work in linked work trees)."""
-    revs = ["HEAD"] if git.rev_parse("HEAD") else []
-    defaults = list(default_branches(git).values())
-    local = ["refs/heads/" + ref.split("/", 3)[3] for ref in defaults]
-    for ref in [upstream(git), *defaults, *local, main_worktree_branch(git)]:
-        if ref and ref not in revs and git.rev_parse(ref):
-            revs.append(ref)
-    return revs
+    """The refs whose history holds the approvals dmm reads: the canonical main branch only
+    (dmm.team.authority), the canonical remote's and this clone's own copy of it. HEAD, work
+    branches, forks and other remotes never are."""
+    from dmm.team.authority import authority_revs
+
+    return authority_revs(git)
 
 
 def main_worktree_branch(git: Git) -> str | None:
@@ -148,7 +149,7 @@ def behind_on(git: Git, commit: str, head: str) -> str | None:
     a teammate's proposal was made from, on a main branch this clone has not pulled."""
     if not commit or is_ancestor(git, commit, head):
         return None
-    for rev in main_revs(git)[1:]:
+    for rev in main_revs(git):
         if is_ancestor(git, commit, rev):
             return rev.removeprefix("refs/remotes/").removeprefix("refs/heads/")
     return None

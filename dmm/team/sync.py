@@ -30,7 +30,7 @@ from dmm.fsutil import file_lock
 from dmm.gitrepo import Git
 from dmm.proposals.model import AUDIT_REF, PROPOSAL_ID, PROPOSAL_PREFIX
 from dmm.team import refs as team_refs
-from dmm.team.records import chain, empty_tree, is_record, walk
+from dmm.team.records import chain, empty_tree, is_decision, is_record, walk
 
 MAX_ROUNDS = 12
 
@@ -45,6 +45,7 @@ class SyncReport:
     pushed: list[dict] = field(default_factory=list)  # {"ref", "old", "new", "what"}
     not_pushed: list[dict] = field(default_factory=list)  # {"ref", "reason"}
     pruned: list[dict] = field(default_factory=list)  # {"proposal_id", "decision"}
+    kept: list[dict] = field(default_factory=list)  # decided, not pruned: {..., "reason"}
     updated: list[dict] = field(default_factory=list)  # local proposal branches fast-forwarded
     decided_twice: list[dict] = field(default_factory=list)
     branch: dict | None = None  # {"branch", "upstream", "ahead", "behind"}
@@ -84,7 +85,11 @@ def _fetch(git: Git, remote: str) -> None:
         git.run("remote", "set-head", remote, "--auto", check=False)
         default = team_refs.default_branches(git).get(remote)
     up = team_refs.upstream(git)
-    for ref in {default, up}:
+    from dmm.team.authority import canonical
+
+    main = canonical(git)
+    mine = main.remote_ref if main.remote == remote else None
+    for ref in {default, up, mine}:
         if ref and ref.startswith(f"refs/remotes/{remote}/"):
             branch = ref[len(f"refs/remotes/{remote}/"):]
             specs.append(f"+refs/heads/{branch}:{ref}")
@@ -98,7 +103,8 @@ def sync(git: Git, remote: str | None = None, dry_run: bool = False) -> SyncRepo
     remote = choose_remote(git, remote)
     report = SyncReport(remote, dry_run)
     seen = _snapshot(git, remote)
-    branch_before = {r: git.rev_parse(r) for r in team_refs.main_revs(git)[1:]}
+    branch_before = {r: git.rev_parse(r) for r in team_refs.main_revs(git)
+                     if r.startswith("refs/remotes/")}
     known = set(seen)  # remote proposal branches this clone had seen
     for _ in range(MAX_ROUNDS):
         report.rounds += 1
@@ -106,7 +112,8 @@ def sync(git: Git, remote: str | None = None, dry_run: bool = False) -> SyncRepo
         now = _snapshot(git, remote)
         _describe_fetch(git, remote, report, seen, now)
         with file_lock(git.common_dir() / "dmm.lock"):
-            plan = _plan(git, remote, report, known, dry_run)
+            plan = _plan(git, remote, report, known, dry_run,
+                         seen.get(f"refs/remotes/{remote}/dmm/audit"))
         if dry_run or not plan:
             break
         if _push(git, remote, plan, report):
@@ -135,33 +142,52 @@ def _back_off(rounds: int) -> None:
     time.sleep(random.uniform(0.0, 0.1 * min(rounds, 5)))
 
 
-def _plan(git: Git, remote: str, report: SyncReport, known: set[str],
-          dry_run: bool) -> list[tuple[str, str | None, str | None, str]]:
+def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: bool,
+          seen_audit: str | None = None) -> list[tuple[str, str | None, str | None, str]]:
     """Update this clone's refs (unless ``dry_run``) and return the pushes to make:
     (remote ref, new sha or None to delete, expected sha on the remote or None, what)."""
+    from dmm.team.authority import canonical, history_gap
+
     plan = []
     prefix = f"refs/remotes/{remote}/"
     theirs = git.rev_parse(prefix + "dmm/audit")
-    _join_audit(git, remote, theirs, report, dry_run)
+    _join_audit(git, remote, theirs, report, dry_run, seen_audit)
     closed = _closing_records(git, report)
     mains = team_refs.main_revs(git)
     merged = team_refs.merged_refs(git, mains)
-    remote_main = team_refs.default_branches(git).get(remote)
+    # what this sync publishes (an inferred record, a branch removed on the remote) is derived
+    # from the canonical remote's branch alone, in a clone with its whole history
+    remote_main = canonical(git).remote_ref if canonical(git).remote == remote else None
+    if remote_main and (history_gap(git) or not git.rev_parse(remote_main)):
+        remote_main = None
     merged_there = team_refs.merged_refs(git, [remote_main]) if remote_main else set()
     remote_tips = {r.proposal_id: r for r in team_refs.all_proposal_refs(git)
                    if not isinstance(r, tuple) and r.remote == remote}
     landed = _squashed_or_rebased(git, mains)
-    for ref, tip in git.refs(PROPOSAL_PREFIX).items():
+    keep = _kept_branches(git)
+    mine = git.refs(PROPOSAL_PREFIX)
+    for ref in _only_copies(git, mine):
+        keep.setdefault(ref, "holds commits no other branch has: keep them (git branch -m) or "
+                             "delete it yourself")
+    for ref, tip in mine.items():
         pid = ref[len(PROPOSAL_PREFIX):]
         if not PROPOSAL_ID.fullmatch(pid):
             report.not_pushed.append({"ref": ref, "reason": "not a proposal id"})
             continue
         decided = "approved" if ref in merged or pid in landed else closed.get(pid)
         if decided and decided != "deferred":
+            record = pid in landed and ref not in merged and pid not in closed \
+                and remote_main in landed[pid][2]
+            if record and not dry_run:
+                _landing_record(git, *landed[pid][:2])  # keeps it in the record
+                closed[pid] = "approved"
+            why = keep.get(ref)
+            if why and record and why.startswith("holds commits"):
+                why = None  # the record just written (or about to be) keeps them reachable
+            if why:
+                report.kept.append({"proposal_id": pid, "decision": decided, "reason": why})
+                continue
             if not dry_run:
-                if pid in landed and ref not in merged and pid not in closed:
-                    _landing_record(git, *landed[pid][:2])  # keeps it in the record
-                    closed[pid] = "approved"
                 git.update_refs([(ref, None, tip)])
             report.pruned.append({"proposal_id": pid, "decision": decided})
             continue
@@ -185,7 +211,8 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str],
                                       "of this proposal: dmm never overwrites it"})
     for pid, there in remote_tips.items():
         squashed = landed.get(pid)
-        if there.ref in merged_there or (squashed and remote_main in squashed[2]):
+        if there.ref in merged_there or (squashed and remote_main
+                                         and remote_main in squashed[2]):
             if squashed and there.ref not in merged_there and pid not in closed \
                     and not dry_run:
                 # the branch goes: the record keeps the proposal in everyone's log
@@ -237,12 +264,16 @@ def _squashed_or_rebased(git: Git, mains: list[str]) -> dict[str, tuple]:
 
 
 def _join_audit(git: Git, remote: str, theirs: str | None, report: SyncReport,
-                dry_run: bool) -> str | None:
-    """This clone's audit line after meeting the remote's: its tip."""
+                dry_run: bool, seen: str | None = None) -> str | None:
+    """This clone's audit line after meeting the remote's: its tip. A remote line that hides
+    records (of this clone's line it descends from, or of the remote's own line as this clone
+    last saw it) is refused: the audit line is append-only as dmm joins it."""
     ours = git.rev_parse(AUDIT_REF)
     if theirs is None or ours == theirs:
         return ours
-    if ours is None or team_refs.is_ancestor(git, ours, theirs):
+    ahead = ours is None or team_refs.is_ancestor(git, ours, theirs)
+    _refuse_dropping(git, remote, theirs, ours if ahead else None, seen)
+    if ahead:
         if not dry_run:
             git.update_refs([(AUDIT_REF, theirs, ours)])
         return theirs
@@ -260,6 +291,45 @@ def _join_audit(git: Git, remote: str, theirs: str | None, report: SyncReport,
     return merge
 
 
+def _refuse_dropping(git: Git, remote: str, theirs: str, ours: str | None,
+                     seen: str | None) -> None:
+    """Raise when the remote's audit line ``theirs`` hides a record of ``ours`` (the line it
+    would fast-forward) or of ``seen`` (the remote's line at the last fetch)."""
+    import shlex
+
+    from dmm.team.records import dropped
+
+    lost = dropped(git, ours, theirs) | (dropped(git, seen, theirs) if seen != ours else set())
+    if lost:
+        raise GitError(
+            f"{remote}'s dmm/audit drops {len(lost)} record(s) this clone has seen (its history "
+            f"was rewritten or hides earlier decisions): refused. This clone's dmm/audit keeps "
+            f"every record and nothing was pushed",
+            hint=f"ask whoever can push to {remote} to restore it from a clone that has every "
+                 f"record: git push --force-with-lease=dmm/audit:{theirs[:12]} "
+                 f"{shlex.quote(remote)} dmm/audit")
+
+
+def _kept_branches(git: Git) -> dict[str, str]:
+    """{ref: why} of the branches sync never deletes: checked out in a work tree."""
+    out = {}
+    for line in git.out("worktree", "list", "--porcelain", check=False).splitlines():
+        if line.startswith("branch "):
+            out[line[len("branch "):]] = "checked out in a work tree: switch away to prune it"
+    return out
+
+
+def _only_copies(git: Git, tips: dict[str, str]) -> set[str]:
+    """The proposal branches of ``tips`` ({ref: tip}) holding commits that no other ref has:
+    whose tip no ref outside this clone's dmm/proposals/ reaches (one git call)."""
+    if not tips:
+        return set()
+    proc = git.run("rev-list", "--stdin", "--not", f"--exclude={PROPOSAL_PREFIX}*", "--all",
+                   input="".join(f"{tip}\n" for tip in set(tips.values())), check=False)
+    alone = set(proc.stdout.split())
+    return {ref for ref, tip in tips.items() if tip in alone}
+
+
 def _closing_records(git: Git, report: SyncReport) -> dict[str, str]:
     """{proposal id: its decision} from the records of this clone's audit line (after the
     join); proposals closed in two clones before they met are reported."""
@@ -270,7 +340,8 @@ def _closing_records(git: Git, report: SyncReport) -> dict[str, str]:
     nodes = {n.commit.sha: n for n in walk(git, tip, *(["--not", *mains] if mains else []))}
     out: dict[str, str] = {}
     seen: dict[str, list[str]] = {}
-    for node in sorted(chain(nodes, [tip], empty_tree(git)), key=lambda n: n.time):
+    decisions = [n for n in chain(nodes, [tip], empty_tree(git)) if is_decision(n.commit)]
+    for node in sorted(decisions, key=lambda n: n.time):
         t = node.commit.trailers
         pid, decision = t.get("Dmm-Proposal", ""), t.get("Dmm-Decision", "")
         if decision != "deferred":
