@@ -2,9 +2,11 @@
 
 Every event is a commit whose message carries ``Dmm-*`` trailers: proposal commits on
 dmm/proposals/* (and, once approved, reachable from the branch as merge parents), approval
-merge commits and conflict resolutions on the checked-out branch and its upstream, and close
-records on dmm/audit; proposals and records of teammates are read from the remote-tracking
-refs too (dmm.team.records says which commits count as records).
+merge commits and conflict resolutions on the canonical main branch (dmm.team.authority), and
+close records on dmm/audit; proposals of teammates are read from the remote-tracking refs too,
+records from the canonical remote's (dmm.team.records says which commits count as records).
+A proposal that landed outside dmm (a forge's merge, squash or rebase: dmm.team.landed) is an
+approval entry of its own.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from dmm.gitrepo import Commit, Git, all_trailers, message_body
+from dmm.gitrepo import Commit, Git, all_trailers, message_body, trailers
 from dmm.proposals.model import MEMORY_ROOT
 
 
@@ -94,10 +96,9 @@ def _entry(commit: Commit) -> LogEntry | None:
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,
             decision: str | None = None, limit: int | None = None) -> list[LogEntry]:
     """Every dmm event, newest first, optionally filtered (``memory``: events naming it)."""
-    from dmm.team.landed import with_landings
     from dmm.team.records import read
 
-    every = with_landings(git, read(git), _entry)
+    every = _with_landings(git, read(git))
     _check_signatures(git, every)
     by_commit = {e.commit: e for e in every}
     for e in every:  # an undo names the memories of the resolution it reverts
@@ -208,3 +209,86 @@ def history(git: Git, path: str) -> list[HistoryEntry]:
                                 entry.reason if entry else "",
                                 decisions.get(proposal, "")))
     return out
+
+
+def _with_landings(git: Git, history) -> list[LogEntry]:
+    """The log entries of ``history`` (dmm.team.records.read), newest first, with an
+    approval added for every proposal that landed on a main branch without dmm, and without
+    the second "proposed" entry of a proposal rebased onto it."""
+    import datetime as dt
+
+    from dmm.proposals.queue import unmerged
+    from dmm.team import refs as team_refs
+    from dmm.team.landed import content_landings, merge_landings
+
+    timed = []
+    for node in history.events():
+        entry = _entry(node.commit)
+        if entry is not None:
+            timed.append((node.time, entry))
+    approved = {e.proposal_id for _, e in timed if e.event in ("approved", "modified")}
+    on_main = {n.commit.sha for n in history.main}
+    made: dict[str, object] = {}
+    commits: dict[str, list[str]] = {}
+    for _, e in timed:
+        if e.proposal_id and e.event in ("proposed", "fixed"):
+            if e.event == "proposed":
+                made[e.proposal_id] = e  # the oldest one stays
+            if e.commit in on_main and e.proposal_id not in approved:
+                commits.setdefault(e.proposal_id, []).append(e.commit)
+    revs = team_refs.main_revs(git)
+    landings = merge_landings(git, revs, commits) if commits else {}
+    waiting = [p for p in unmerged(git) if p.proposal_id not in approved
+               and p.proposal_id not in landings]
+    waiting += _closed_ones(history, approved | set(landings) | {p.proposal_id for p in waiting})
+    landings.update(content_landings(git, revs, waiting))
+    proposals = {p.proposal_id: p for p in waiting}
+    for pid, landing in landings.items():
+        p = proposals.get(pid) or made.get(pid)
+        if p is None:
+            continue
+        memory_id = getattr(p, "memory_id", "")
+        when = dt.datetime.fromisoformat(landing.date).timestamp() if landing.date else 0
+        timed.append((when, _approval(landing, p, memory_id)))
+    # a proposal is made once: a rebased copy on a main branch (a new commit with the same
+    # trailers) is its landing, not a second proposal; the oldest commit is the proposal
+    first: dict[str, tuple[float, str]] = {}
+    for when, e in timed:
+        if e.event == "proposed" and e.proposal_id:
+            key = (when, e.commit in on_main, e.commit)
+            if e.proposal_id not in first or key < first[e.proposal_id]:
+                first[e.proposal_id] = key
+    out = []
+    for _, entry in sorted(timed, key=lambda pair: -pair[0]):
+        if entry.event == "proposed" and entry.proposal_id \
+                and entry.commit != first[entry.proposal_id][2]:
+            continue
+        out.append(entry)
+    return out
+
+
+def _closed_ones(history, skip: set[str]) -> list:
+    """Proposals a record closed whose commits the record keeps: a forge may still have
+    merged one (two decisions made before they met), and its log must say so."""
+    from dmm.proposals.queue import from_commits
+
+    out, seen = [], set(skip)
+    for node in history.proposals:
+        pid = trailers(node.commit.message).get("Dmm-Proposal", "")
+        if pid and pid not in seen:
+            proposal = from_commits(pid, node.commit.sha, [node.commit])
+            if proposal:
+                seen.add(pid)
+                out.append(proposal)
+    return out
+
+
+def _approval(landing, proposal, memory_id: str) -> LogEntry:
+    """The approval entry of a proposal that landed outside dmm (a dmm.team.landed.Landing)."""
+    who = landing.who or "(git does not record who)"
+    ids = [memory_id] if memory_id else []
+    return LogEntry(commit=landing.commit, date=landing.date, who=who, event="approved",
+                    proposal_id=landing.proposal_id, type=proposal.type, path=proposal.path,
+                    new_path=getattr(proposal, "new_path", "") or proposal.path,
+                    memory_id=memory_id, reason=f"landed outside dmm ({landing.via})",
+                    reviewer=who, memory_ids=ids, via=landing.via)

@@ -123,7 +123,7 @@ def propose(ws: Workspace, *, proposed_by: str, **kw) -> dict:
 def proposal_status(ws: Workspace, proposal_id: str) -> dict:
     """Where a proposal stands, with the PRD's WriteProposal fields."""
     from dmm.agents.shapes import write_proposal
-    from dmm.proposals.queue import status_of
+    from dmm.proposals.decided import status_of
 
     git = Git(ws.root)
     return write_proposal(git, status_of(git, proposal_id))
@@ -133,7 +133,8 @@ def proposals(ws: Workspace, *, status: str = "all", limit: int = 100, offset: i
     """Open proposals, oldest first (status pending, deferred or all), or decided ones, newest
     first (approved, modified, rejected, withdrawn or closed: any), with the queue's counts
     (`dmm review list --json`)."""
-    from dmm.proposals.queue import CLOSED, closed_with, open_proposals, stats
+    from dmm.proposals.decided import CLOSED, closed_with, stats
+    from dmm.proposals.queue import open_proposals
 
     git = Git(ws.root)
     if status in (*CLOSED, "closed"):

@@ -97,7 +97,8 @@ def mine(ws: Workspace, who: str) -> dict:
 
 def _own(ws: Workspace, proposal_id: str, who: str):
     from dmm.gitrepo import Git
-    from dmm.proposals.queue import load, status_of
+    from dmm.proposals.decided import status_of
+    from dmm.proposals.queue import load
 
     git = Git(ws.root)
     proposal = load(git, proposal_id)

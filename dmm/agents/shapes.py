@@ -18,7 +18,7 @@ MEMORY_ROOT = ".dmm/memory/"
 
 def write_proposal(git: Git, status: dict) -> dict:
     """A proposal as the PRD's WriteProposal, from `proposal_status` (open or decided)."""
-    from dmm.proposals.queue import closed_proposals
+    from dmm.proposals.decided import closed_proposals
 
     pid = status["proposal_id"]
     record: dict[str, Any] = status.get("proposal") or next(

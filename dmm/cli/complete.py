@@ -100,7 +100,7 @@ def any_proposals(ctx: click.Context, param: click.Parameter, incomplete: str) -
     opened = sorted(_open_proposals(ws))
     try:
         from dmm.gitrepo import Git
-        from dmm.proposals.queue import closed_proposals
+        from dmm.proposals.decided import closed_proposals
 
         closed = [(p["proposal_id"], p["status"]) for p in closed_proposals(Git(ws.root))]
     except Exception:  # noqa: BLE001 - nothing more to offer

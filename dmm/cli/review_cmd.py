@@ -56,7 +56,8 @@ def list_cmd(ctx, status, sort, reverse, limit, no_headers, as_json) -> int:
       dmm review list --no-headers | cut -f1
     """
     from dmm.gitrepo import Git
-    from dmm.proposals.queue import CLOSED, closed_with, open_proposals
+    from dmm.proposals.decided import CLOSED, closed_with
+    from dmm.proposals.queue import open_proposals
 
     ws = workspace(ctx)
     git = Git(ws.root)
@@ -155,7 +156,7 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
 
 def _show_closed(git, proposal_id: str, as_json: bool) -> bool:
     """A decided proposal from its record: what was proposed (its diff) and the decision."""
-    from dmm.proposals.queue import closed_proposals
+    from dmm.proposals.decided import closed_proposals
 
     record = next((p for p in closed_proposals(git) if p["proposal_id"] == proposal_id), None)
     if record is None:
@@ -447,7 +448,7 @@ def stats_cmd(ctx, as_json) -> int:
       dmm review stats --json
     """
     from dmm.gitrepo import Git
-    from dmm.proposals.queue import stats
+    from dmm.proposals.decided import stats
 
     data = stats(Git(workspace(ctx).root))
     if as_json:

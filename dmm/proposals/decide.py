@@ -18,7 +18,8 @@ from dmm.fsutil import file_lock
 from dmm.gitrepo import Git, commit_message
 from dmm.proposals.declared import id_taken, judge
 from dmm.proposals.model import AUDIT_REF, MEMORY_ROOT, PROPOSAL_PREFIX
-from dmm.proposals.queue import decision_of, load
+from dmm.proposals.decided import decision_of
+from dmm.proposals.queue import load
 from dmm.shellcmd import command
 from dmm.workspace import Workspace
 

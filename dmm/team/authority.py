@@ -76,8 +76,6 @@ def _work_out(git: Git) -> Canonical:
 
 def _tracked(git: Git) -> tuple[str, str] | None:
     """(remote, branch) that the branch of the main work tree follows, if it follows one."""
-    from dmm.team.refs import main_worktree_branch
-
     head = main_worktree_branch(git)
     if not head or not head.startswith("refs/heads/"):
         return None
@@ -100,14 +98,22 @@ def _local_main(git: Git) -> str:
     """With no remote to ask: main or master where one exists, else the branch of the main
     work tree (a solo user approves into the branch they have checked out), never a dmm/
     branch."""
-    from dmm.team.refs import main_worktree_branch
-
     for name in ("main", "master"):
         if git.rev_parse(f"refs/heads/{name}"):
             return name
     head = main_worktree_branch(git) or ""
     name = head[len("refs/heads/"):] if head.startswith("refs/heads/") else ""
     return name if name and not name.startswith("dmm/") else "main"
+
+
+def main_worktree_branch(git: Git) -> str | None:
+    """The branch checked out in the repository's main work tree (the first git lists)."""
+    for line in git.out("worktree", "list", "--porcelain", check=False).splitlines():
+        if line.startswith("branch "):
+            return line[len("branch "):]
+        if not line.strip():
+            return None  # the main work tree's entry ended without a branch (detached)
+    return None
 
 
 def authority_revs(git: Git) -> list[str]:

@@ -125,16 +125,6 @@ def main_revs(git: Git) -> list[str]:
     return authority_revs(git)
 
 
-def main_worktree_branch(git: Git) -> str | None:
-    """The branch checked out in the repository's main work tree (the first git lists)."""
-    for line in git.out("worktree", "list", "--porcelain", check=False).splitlines():
-        if line.startswith("branch "):
-            return line[len("branch "):]
-        if not line.strip():
-            return None  # the main work tree's entry ended without a branch (detached)
-    return None
-
-
 def merged_refs(git: Git, revs: list[str]) -> set[str]:
     """Refs under dmm/proposals/ (here and on remotes) whose tips ``revs`` contain."""
     if not revs:
