@@ -14,11 +14,10 @@ import sys
 from dmm.errors import ExitCode
 from tests.conftest import git, memory_text, run_dmm
 
-TODAY = dt.date.today()
-
-
 def days_ago(n: int) -> str:
-    return (TODAY - dt.timedelta(days=n)).isoformat()
+    """A date ``n`` days before today, read when the test runs (not when the module was
+    imported: a run that crosses midnight would make a 45-day-old note 46 days old)."""
+    return (dt.date.today() - dt.timedelta(days=n)).isoformat()
 
 
 def commit(repo, message: str = "memories") -> None:
@@ -43,7 +42,7 @@ def test_ephemeral_notes_past_their_age_are_reported(repo):
              scope="ephemeral", extra=f"created: {days_ago(3)}\n")
     repo.add("ephemeral/dated.md", "mem_2026_01_01_003", "Release branch is frozen this month",
              note, scope="ephemeral",
-             extra=f"created: {days_ago(45)}\nexpires: {(TODAY + dt.timedelta(days=9))}\n")
+             extra=f"created: {days_ago(45)}\nexpires: {days_ago(-9)}\n")
     repo.add("project/old_rule.md", "mem_2026_01_01_004", "Releases are tagged from main", note,
              extra=f"created: {days_ago(400)}\n")
     commit(repo)
