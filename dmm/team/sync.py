@@ -295,8 +295,7 @@ def _refuse_dropping(git: Git, remote: str, theirs: str, ours: str | None,
                      seen: str | None) -> None:
     """Raise when the remote's audit line ``theirs`` hides a record of ``ours`` (the line it
     would fast-forward) or of ``seen`` (the remote's line at the last fetch)."""
-    import shlex
-
+    from dmm.shellcmd import command
     from dmm.team.records import dropped
 
     lost = dropped(git, ours, theirs) | (dropped(git, seen, theirs) if seen != ours else set())
@@ -306,8 +305,8 @@ def _refuse_dropping(git: Git, remote: str, theirs: str, ours: str | None,
             f"was rewritten or hides earlier decisions): refused. This clone's dmm/audit keeps "
             f"every record and nothing was pushed",
             hint=f"ask whoever can push to {remote} to restore it from a clone that has every "
-                 f"record: git push --force-with-lease=dmm/audit:{theirs[:12]} "
-                 f"{shlex.quote(remote)} dmm/audit")
+                 "record: " + command("git", "push", f"--force-with-lease=dmm/audit:{theirs}",
+                                      remote, "dmm/audit"))
 
 
 def _kept_branches(git: Git) -> dict[str, str]:
