@@ -74,6 +74,49 @@ def _work_out(git: Git) -> Canonical:
     return Canonical(remote, branch)
 
 
+def publishing_ref(git: Git, remote: str) -> tuple[str | None, str | None]:
+    """(the canonical remote branch ``dmm sync`` may derive what it publishes to ``remote``
+    from, or None; a sentence saying why none, or None).
+
+    This clone's ``[team]`` settings are read from its work tree, so a branch it has checked
+    out (a contributor's pull request under review) can name itself the main branch: that
+    changes this clone's own view only. What sync removes from, or records on, the team's
+    remote needs the team's answer: the main branch named by the settings committed on the
+    remote's default branch (``refs/remotes/<remote>/HEAD``), or that branch itself."""
+    c = canonical(git)
+    if c.remote != remote:
+        return None, None
+    teams = _committed_main(git, remote)
+    if teams is None and _settings(git).get("main_branch"):
+        return None, (f"{remote}'s default branch is not known here (git remote set-head "
+                      f"{remote} --auto), so the main branch this work tree's .dmm/config.toml "
+                      f"names ({c.branch}) cannot be checked against the team's: sync removes "
+                      "no decided proposal branch there and writes no landing record")
+    if teams is not None and teams != c.branch:
+        return None, (f"this work tree's .dmm/config.toml names {c.branch} as the main branch, "
+                      f"but {remote}'s default branch says {teams}: sync removes no decided "
+                      f"proposal branch on {remote} and writes no landing record until they "
+                      "agree (a branch you have checked out changes only your own view)")
+    return c.remote_ref, None
+
+
+def _committed_main(git: Git, remote: str) -> str | None:
+    """The main branch the settings on ``remote``'s default branch name (that branch itself
+    when they name none), or None when that branch is unknown."""
+    from dmm.config import parse
+    from dmm.errors import InvalidInputError
+
+    default = _remote_default(git, remote)
+    if default is None:
+        return None
+    rev = f"{REMOTES}{remote}/{default}"
+    try:
+        settings = parse(git.show_blob(rev, ".dmm/config.toml"), f".dmm/config.toml of {rev}")
+    except InvalidInputError:
+        return default  # the team's settings cannot be read: its default branch is its main
+    return settings.get("team", {}).get("main_branch") or default
+
+
 def _tracked(git: Git) -> tuple[str, str] | None:
     """(remote, branch) that the branch of the main work tree follows, if it follows one."""
     head = main_worktree_branch(git)

@@ -394,3 +394,36 @@ def test_the_canonical_branch_is_a_setting_and_a_bad_name_is_refused(team):
     proc = lead.dmm("review", "list", ok=False)
     assert proc.returncode != 0 and "team.main_branch" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# round 3 attack: the canonical setting from a checked-out branch -------------------------
+
+def test_a_checked_out_branch_naming_itself_canonical_publishes_nothing(team):
+    """A contributor pushes a work branch that holds a teammate's open proposal and sets
+    `[team] main_branch` to itself; a reviewer checks it out to read it and runs dmm sync.
+    The branch is no authority: nothing is removed from the shared remote, no record pushed."""
+    bob, pid = _proposed(team)
+    mallory = team.clone("mallory")
+    mallory.git("checkout", "-q", "-b", "evil")
+    mallory.git("merge", "-q", "--no-ff", f"origin/dmm/proposals/{pid}", "-m", "looks fine")
+    config = mallory.root / ".dmm" / "config.toml"
+    config.write_text(config.read_text().replace('main_branch = ""', 'main_branch = "evil"'))
+    mallory.git("commit", "-qam", "tidy the settings")
+    mallory.git("push", "-q", "origin", "evil")
+    lead = team.lead
+    lead.git("fetch", "-q", "origin")
+    lead.git("checkout", "-q", "evil")
+    said = lead.sync()
+    assert any("names evil as the main branch" in w for w in said["warnings"]), said
+    remote = lead.git("ls-remote", "origin", f"refs/heads/dmm/proposals/{pid}")
+    assert remote.strip(), "the proposal branch was removed from the shared remote"
+    assert _origin_records(team) == []
+    lead.git("checkout", "-q", "main")
+    bob.sync()
+    assert pid in bob.open_ids()
+    # once the team's own main names the branch, sync publishes from it again
+    config = lead.root / ".dmm" / "config.toml"
+    config.write_text(config.read_text().replace('main_branch = ""', 'main_branch = "trunk"'))
+    lead.git("commit", "-qam", "the team's main is trunk")
+    lead.git("push", "-q", "origin", "main", "main:trunk")
+    assert lead.sync()["warnings"] == []
