@@ -223,7 +223,7 @@ def _state_message(path: str) -> str:
     return (f"{path} is under {OLD_INDEX_DIR}/, where older versions of dmm kept their cache: "
             "dmm never reads it, and a committed cache or link there is how a repository "
             f"could make older versions show memories that exist in no file; remove it "
-            f"(`git rm -r --cached {OLD_INDEX_DIR}`)")
+            f"(`git rm -r {OLD_INDEX_DIR}`)")
 
 
 def _conflict_findings(report: CiReport, conflict, severity: str,
