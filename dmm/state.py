@@ -61,11 +61,16 @@ def _migrate(ws: Workspace, name: str, new: Path) -> None:
         return
     try:
         try:
-            os.link(old, new)  # atomic, and fails if the file appeared meanwhile
+            # atomic, and fails if the file appeared meanwhile; a link swapped in since the
+            # check is linked itself (never the file it names), then refused below
+            os.link(old, new, follow_symlinks=False)
         except OSError as exc:
             if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
                 raise
             _copy_new(old, new, fsutil)
+        if not stat.S_ISREG(os.lstat(new).st_mode):
+            new.unlink()
+            raise fsutil.LinkRefused(old)
         os.unlink(old)  # moved: the work tree copy is never read again
     except FileExistsError:
         return

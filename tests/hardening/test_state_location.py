@@ -470,3 +470,33 @@ def test_an_old_usage_log_a_commit_delivered_is_never_moved_after_the_advised_cl
     assert json.loads(proc.stdout)["queries"] == []
     assert not (clone.root / ".git/dmm/semantic.sqlite3").exists()
     assert (clone.root / ".dmm/index/usage.sqlite3").exists()  # never touched
+
+
+def test_a_link_swapped_in_while_the_old_usage_log_is_moved_is_not_followed(repo, tmp_path,
+                                                                           slow_git):
+    """The old usage log passes its checks (a regular file no commit holds), then, while dmm
+    asks git about it, something in the work tree swaps it for a link to another project's
+    log: the move takes the link, never the file it points to, so this clone's usage log is
+    never that project's."""
+    from tests.hardening.faults import start, wait_for
+
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "store")
+    other = _project(tmp_path / "other")
+    theirs = _old_usage_log(other.root, "the other project's secret task")
+    before = _digest(theirs)
+    old = _old_usage_log(repo.root, "mine")
+    marker = tmp_path / "asked"
+    proc = start("usage", "queries", "--json", cwd=repo.root,
+                 env=slow_git.env("rev-list -1 --all", marker, seconds=2))
+    wait_for(marker)
+    old.unlink()
+    old.symlink_to(theirs)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "secret" not in out
+    moved = repo.root / ".git" / "dmm" / "usage.sqlite3"
+    assert not os.path.islink(moved)  # no link in the git folder either
+    assert not moved.exists() or os.stat(moved).st_ino != os.stat(theirs).st_ino
+    assert "secret" not in repo.dmm("usage", "queries", "--json").stdout
+    assert _digest(theirs) == before
