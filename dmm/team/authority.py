@@ -192,14 +192,26 @@ def signing_mode(git: Git) -> bool:
 
 
 def signatures(git: Git, shas: list[str]) -> dict[str, str]:
-    """{sha: verified | unverified | unsigned} for ``shas``, in one git call (``%G?``)."""
+    """{sha: verified | unverified | unsigned} for ``shas``, in one git call (``%G?``).
+
+    Verified means a good signature by a trusted key (``G``) *of the commit's author*: git
+    checks the key against the allowed signers, not against the name on the commit, so a
+    teammate whose key the team trusts could otherwise sign a decision authored, and named,
+    as someone else, and have it shown as that person's verified decision."""
     if not shas:
         return {}
-    proc = git.run("log", "--no-walk=unsorted", "--stdin", "--format=%H %G?",
+    proc = git.run("log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%G?%x00%ae%x00%GS",
                    input="".join(f"{sha}\n" for sha in dict.fromkeys(shas)), check=False)
     out = {}
     for line in proc.stdout.splitlines():
-        sha, _, mark = line.partition(" ")
-        out[sha] = ("verified" if mark == "G" else "unsigned" if mark in ("N", "")
-                    else "unverified")
+        sha, mark, email, signer = (line.split("\0") + ["", "", ""])[:4]
+        good = mark == "G" and _signed_by(signer, email)
+        out[sha] = "verified" if good else "unsigned" if mark in ("N", "") else "unverified"
     return out
+
+
+def _signed_by(signer: str, email: str) -> bool:
+    """Whether git's signer (an SSH principal, ``a@example.com``, or an OpenPGP user id,
+    ``A <a@example.com>``) is the person with ``email``."""
+    signer, email = signer.strip().lower(), email.strip().lower()
+    return bool(email) and (signer == email or signer.endswith(f"<{email}>"))

@@ -427,3 +427,34 @@ def test_a_checked_out_branch_naming_itself_canonical_publishes_nothing(team):
     lead.git("commit", "-qam", "the team's main is trunk")
     lead.git("push", "-q", "origin", "main", "main:trunk")
     assert lead.sync()["warnings"] == []
+
+
+def test_a_decision_signed_by_one_teammate_in_anothers_name_is_not_verified(team, tmp_path):
+    """Both are trusted signers of the team; Mallory signs a rejection she authored as Lead,
+    naming Lead: the signature is good, but it is Mallory's, so the decision is not shown as
+    Lead's verified one."""
+    bob, pid = _proposed(team)
+    lead = team.lead
+    _signing(lead, tmp_path, "lead@example.com")
+    mallory = team.clone("mallory")
+    (tmp_path / "m").mkdir()
+    _signing(mallory, tmp_path / "m", "mallory@example.com")
+    allowed = (tmp_path / "m" / "allowed_signers").read_text()
+    with (tmp_path / "allowed_signers").open("a") as out:  # the team's file: both keys
+        out.write(allowed)
+    lead.git("config", "gpg.ssh.allowedSignersFile", str(tmp_path / "allowed_signers"))
+    mallory.git("fetch", "-q", "origin")
+    tip = mallory.git("rev-parse", f"origin/dmm/proposals/{pid}").strip()
+    message = (f"dmm: rejected {pid}\n\nno\n\nDmm-Proposal: {pid}\nDmm-Decision: rejected\n"
+               f"Dmm-Type: create\nDmm-Path: project/queue.md\nDmm-Reviewer: Lead\n")
+    forged = subprocess.run(
+        ["git", "-c", "user.name=Lead", "-c", "user.email=lead@example.com", "commit-tree",
+         "-S", _empty_tree(mallory), "-p", tip], cwd=mallory.root, input=message,
+        capture_output=True, text=True, check=True).stdout.strip()
+    mallory.git("push", "-q", "origin", f"{forged}:refs/heads/dmm/audit")
+    lead.sync()
+    assert lead.git("log", "-1", "--format=%G? %GS", "origin/dmm/audit").split() == [
+        "G", "mallory@example.com"]  # git: a good signature, by Mallory's key
+    shown = [e for e in lead.json("log")["entries"] if e["proposal_id"] == pid
+             and e["event"] == "rejected"]
+    assert [e["signature"] for e in shown] == ["unverified"]
