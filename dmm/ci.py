@@ -100,7 +100,7 @@ def check_change(ws: Workspace, base: str) -> CiReport:
     try:
         ids = []
         for kind, path in changes:
-            if path.startswith(f"{OLD_INDEX_DIR}/"):
+            if path == OLD_INDEX_DIR or path.startswith(f"{OLD_INDEX_DIR}/"):  # or a link
                 if kind != "D":  # removing it is the cure
                     report.findings.append(Finding(
                         "error", path, "dmm state committed", _state_message(path)))
@@ -220,7 +220,8 @@ def failure(report: CiReport) -> str:
 
 
 def _state_message(path: str) -> str:
-    return (f"{path} is under {OLD_INDEX_DIR}/, where older versions of dmm kept their cache: "
+    where = "is" if path == OLD_INDEX_DIR else "is under"
+    return (f"{path} {where} {OLD_INDEX_DIR}/, where older versions of dmm kept their cache: "
             "dmm never reads it, and a committed cache or link there is how a repository "
             f"could make older versions show memories that exist in no file; remove it "
             f"(`git rm -r {OLD_INDEX_DIR}`)")

@@ -500,3 +500,19 @@ def test_a_link_swapped_in_while_the_old_usage_log_is_moved_is_not_followed(repo
     assert not moved.exists() or os.stat(moved).st_ino != os.stat(theirs).st_ino
     assert "secret" not in repo.dmm("usage", "queries", "--json").stdout
     assert _digest(theirs) == before
+
+
+def test_a_committed_link_at_the_old_folder_itself_fails_ci_check_as_validate_does(tmp_path):
+    """A pull request that commits `.dmm/index` as a link (not a file below it): validate
+    errors on it once merged, so ci check must fail the pull request, not warn."""
+    src = _project(tmp_path / "src")
+    clone = _clone(src, tmp_path / "clone")
+    git(clone.root, "checkout", "-q", "-b", "work")
+    (clone.root / ".dmm" / "index").symlink_to("../../elsewhere")
+    git(clone.root, "add", "-f", ".dmm/index")
+    git(clone.root, "commit", "-qm", "a link at the old state folder")
+    ci = clone.dmm("ci", "check", "--base", "origin/main", "--format", "plain",
+                   env={"GITHUB_ACTIONS": "", "GITLAB_CI": ""})
+    assert clone.dmm("validate").returncode == 1
+    assert ci.returncode != 0, ci.stdout + ci.stderr
+    assert "dmm state committed" in ci.stdout and "git rm -r .dmm/index" in ci.stdout
