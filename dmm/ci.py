@@ -90,7 +90,9 @@ def check_change(ws: Workspace, base: str) -> CiReport:
                                 hint="fetch it first (actions/checkout: fetch-depth: 0)")
     merge_base = git.out("merge-base", base, "HEAD")
     report = CiReport("pull_request", base)
-    ws = _judged_by(ws, _base_settings(git, merge_base))
+    # the settings of the branch it goes into as they are now: at the fork point they are
+    # whatever the author chose by choosing where to branch (a commit before the gate was on)
+    ws = _judged_by(ws, _base_settings(git, git.rev_parse(base)))
     gate = "error" if ws.config["ci"]["fail_on_new_conflicts"] else "warning"
     status = git.out("diff", "--name-status", "--no-renames", "-z", merge_base, "HEAD",
                      "--", ".dmm/").split("\0")
