@@ -88,8 +88,10 @@ def publishing_ref(git: Git, remote: str) -> tuple[str | None, str | None]:
         return None, None
     teams = _committed_main(git, remote)
     if teams is None and _settings(git).get("main_branch"):
-        return None, (f"{remote}'s default branch is not known here (git remote set-head "
-                      f"{remote} --auto), so the main branch this work tree's .dmm/config.toml "
+        from dmm.shellcmd import command
+
+        return None, (f"{remote}'s default branch is not known here "
+                      f"({command('git', 'remote', 'set-head', remote, '--auto')}), so the main branch this work tree's .dmm/config.toml "
                       f"names ({c.branch}) cannot be checked against the team's: sync removes "
                       "no decided proposal branch there and writes no landing record")
     if teams is not None and teams != c.branch:
