@@ -90,7 +90,9 @@ def check_change(ws: Workspace, base: str) -> CiReport:
                                 hint="fetch it first (actions/checkout: fetch-depth: 0)")
     merge_base = git.out("merge-base", base, "HEAD")
     report = CiReport("pull_request", base)
-    ws = _judged_by(ws, _base_settings(git, merge_base))
+    # the settings of the branch it goes into as they are now: at the fork point they are
+    # whatever the author chose by choosing where to branch (a commit before the gate was on)
+    ws = _judged_by(ws, _base_settings(git, git.rev_parse(base)))
     gate = "error" if ws.config["ci"]["fail_on_new_conflicts"] else "warning"
     status = git.out("diff", "--name-status", "--no-renames", "-z", merge_base, "HEAD",
                      "--", ".dmm/").split("\0")
@@ -100,7 +102,7 @@ def check_change(ws: Workspace, base: str) -> CiReport:
     try:
         ids = []
         for kind, path in changes:
-            if path.startswith(f"{OLD_INDEX_DIR}/"):
+            if path == OLD_INDEX_DIR or path.startswith(f"{OLD_INDEX_DIR}/"):  # or a link
                 if kind != "D":  # removing it is the cure
                     report.findings.append(Finding(
                         "error", path, "dmm state committed", _state_message(path)))
@@ -220,10 +222,11 @@ def failure(report: CiReport) -> str:
 
 
 def _state_message(path: str) -> str:
-    return (f"{path} is under {OLD_INDEX_DIR}/, where older versions of dmm kept their cache: "
+    where = "is" if path == OLD_INDEX_DIR else "is under"
+    return (f"{path} {where} {OLD_INDEX_DIR}/, where older versions of dmm kept their cache: "
             "dmm never reads it, and a committed cache or link there is how a repository "
             f"could make older versions show memories that exist in no file; remove it "
-            f"(`git rm -r --cached {OLD_INDEX_DIR}`)")
+            f"(`git rm -r {OLD_INDEX_DIR}`)")
 
 
 def _conflict_findings(report: CiReport, conflict, severity: str,

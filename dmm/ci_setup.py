@@ -90,9 +90,12 @@ def install_line(name: str, version: str, direct_url: str | None) -> str:
         raise InvalidInputError(
             f"this dmm was installed from {_where(data)} on this machine ({url}), which a CI "
             "runner cannot install", hint=GIVE_INSTALL)
-    if re.match(r"[a-z+]+://[^/@]*:[^/@]*@", url):
-        raise InvalidInputError("the URL this dmm was installed from holds a password, which "
-                                "must not be written into a committed CI file",
+    # user:password, or a token alone as the user (GitHub takes one so); PEP 610 keeps the
+    # user "git" of an SSH URL, which is no secret
+    userinfo = re.match(r"[A-Za-z0-9+.-]+://([^/?#]*)@", url)
+    if userinfo and userinfo.group(1) != "git":
+        raise InvalidInputError("the URL this dmm was installed from holds a password or "
+                                "token, which must not be written into a committed CI file",
                                 hint=GIVE_INSTALL)
     vcs = data.get("vcs_info")
     if isinstance(vcs, dict):

@@ -6,8 +6,8 @@ Older versions kept every cache, log, lock and socket in ``.dmm/index/``, inside
 where a commit can deliver a file or a link (gitignore does not stop ``git add -f``): a clone
 could then serve a memory that exists in no file, or make dmm write into another project. That
 folder is never read again, with one exception made once: an untracked regular usage log and
-vector cache there are moved into the git folder when it has none (a person keeps their usage
-history and is spared embedding the store again). What git tracks under ``.dmm/index/`` is
+vector cache there that no commit holds are moved into the git folder when it has none (a
+person keeps their usage history and is spared embedding the store again). What git tracks under ``.dmm/index/`` is
 reported (``tracked_problem``) and never read.
 """
 
@@ -56,15 +56,21 @@ def _migrate(ws: Workspace, name: str, new: Path) -> None:
     from dmm.index import db
 
     old = _old_file(ws, name)
-    if old is None or tracked(ws):  # a committed folder is someone else's: never read
+    # a committed folder is someone else's: never read, nor later, once untracked, adopted
+    if old is None or tracked(ws) or _ever_committed(ws, name):
         return
     try:
         try:
-            os.link(old, new)  # atomic, and fails if the file appeared meanwhile
+            # atomic, and fails if the file appeared meanwhile; a link swapped in since the
+            # check is linked itself (never the file it names), then refused below
+            os.link(old, new, follow_symlinks=False)
         except OSError as exc:
             if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
                 raise
             _copy_new(old, new, fsutil)
+        if not stat.S_ISREG(os.lstat(new).st_mode):
+            new.unlink()
+            raise fsutil.LinkRefused(old)
         os.unlink(old)  # moved: the work tree copy is never read again
     except FileExistsError:
         return
@@ -94,6 +100,17 @@ def _copy_new(old: Path, new: Path, fsutil) -> None:
         os.close(src)
 
 
+def _ever_committed(ws: Workspace, name: str) -> bool:
+    """Whether any commit this clone has holds ``.dmm/index/NAME``: a file there may be what
+    that commit delivered (untracked since, by `git rm --cached`), not what an older dmm wrote.
+    One git process, run only while an old file waits to be moved."""
+    from dmm.gitrepo import Git
+
+    proc = Git(ws.root).run("rev-list", "-1", "--all", "--", f"{OLD_INDEX_DIR}/{name}",
+                            check=False)
+    return proc.returncode != 0 or bool(proc.stdout.strip())
+
+
 def tracked(ws: Workspace) -> list[str]:
     """Paths under .dmm/index/ that git tracks (a commit delivered them): dmm never reads
     them. One git process; only commands that report run it."""
@@ -107,7 +124,8 @@ TRACKED_MESSAGE = (
     "git tracks {n} (e.g. {first}): older versions of dmm kept their cache there, and a "
     "committed cache or link could make them show memories that exist in no file or write "
     "outside the repository. dmm keeps its state in the git folder and never reads "
-    ".dmm/index/; remove it from git with `git rm -r --cached .dmm/index` and commit")
+    ".dmm/index/; remove it, files included (they came from a commit: dmm never adopts them), "
+    "with `git rm -r .dmm/index` and commit")
 
 
 def tracked_problem(ws: Workspace):

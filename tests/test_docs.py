@@ -190,7 +190,7 @@ def test_every_git_command_the_docs_suggest_does_what_they_say(tmp_path):
     (root / ".dmm" / "index" / "cache.sqlite3").write_bytes(b"committed by an older dmm")
     git(root, "add", "-f", ".dmm/index")
     git(root, "commit", "-qm", "a committed cache")
-    untrack = "git rm -r --cached .dmm/index"
+    untrack = "git rm -r .dmm/index"
     sh(root, untrack)
     git(root, "commit", "-qm", "untracked")
     checked[untrack] = (git(root, "ls-files", ".dmm/index") == ""

@@ -105,6 +105,8 @@ def describe(report) -> list[str]:
             line += ("; dmm did not make it and leaves it alone: rename it, or delete it "
                      f"with: {shell_command('git', 'branch', '-D', branch)}")
         lines.append(line)
+    for w in report.warnings:
+        lines.append(f"warning: {w}")
     for d in report.decided_twice:
         lines.append(f"note: {d['proposal_id']} was decided in two clones before they met "
                      f"({', '.join(d['decisions'])}); both records are kept")

@@ -74,6 +74,51 @@ def _work_out(git: Git) -> Canonical:
     return Canonical(remote, branch)
 
 
+def publishing_ref(git: Git, remote: str) -> tuple[str | None, str | None]:
+    """(the canonical remote branch ``dmm sync`` may derive what it publishes to ``remote``
+    from, or None; a sentence saying why none, or None).
+
+    This clone's ``[team]`` settings are read from its work tree, so a branch it has checked
+    out (a contributor's pull request under review) can name itself the main branch: that
+    changes this clone's own view only. What sync removes from, or records on, the team's
+    remote needs the team's answer: the main branch named by the settings committed on the
+    remote's default branch (``refs/remotes/<remote>/HEAD``), or that branch itself."""
+    c = canonical(git)
+    if c.remote != remote:
+        return None, None
+    teams = _committed_main(git, remote)
+    if teams is None and _settings(git).get("main_branch"):
+        from dmm.shellcmd import command
+
+        return None, (f"{remote}'s default branch is not known here "
+                      f"({command('git', 'remote', 'set-head', remote, '--auto')}), so the main branch this work tree's .dmm/config.toml "
+                      f"names ({c.branch}) cannot be checked against the team's: sync removes "
+                      "no decided proposal branch there and writes no landing record")
+    if teams is not None and teams != c.branch:
+        return None, (f"this work tree's .dmm/config.toml names {c.branch} as the main branch, "
+                      f"but {remote}'s default branch says {teams}: sync removes no decided "
+                      f"proposal branch on {remote} and writes no landing record until they "
+                      "agree (a branch you have checked out changes only your own view)")
+    return c.remote_ref, None
+
+
+def _committed_main(git: Git, remote: str) -> str | None:
+    """The main branch the settings on ``remote``'s default branch name (that branch itself
+    when they name none), or None when that branch is unknown."""
+    from dmm.config import parse
+    from dmm.errors import InvalidInputError
+
+    default = _remote_default(git, remote)
+    if default is None:
+        return None
+    rev = f"{REMOTES}{remote}/{default}"
+    try:
+        settings = parse(git.show_blob(rev, ".dmm/config.toml"), f".dmm/config.toml of {rev}")
+    except InvalidInputError:
+        return default  # the team's settings cannot be read: its default branch is its main
+    return settings.get("team", {}).get("main_branch") or default
+
+
 def _tracked(git: Git) -> tuple[str, str] | None:
     """(remote, branch) that the branch of the main work tree follows, if it follows one."""
     head = main_worktree_branch(git)
@@ -149,14 +194,26 @@ def signing_mode(git: Git) -> bool:
 
 
 def signatures(git: Git, shas: list[str]) -> dict[str, str]:
-    """{sha: verified | unverified | unsigned} for ``shas``, in one git call (``%G?``)."""
+    """{sha: verified | unverified | unsigned} for ``shas``, in one git call (``%G?``).
+
+    Verified means a good signature by a trusted key (``G``) *of the commit's author*: git
+    checks the key against the allowed signers, not against the name on the commit, so a
+    teammate whose key the team trusts could otherwise sign a decision authored, and named,
+    as someone else, and have it shown as that person's verified decision."""
     if not shas:
         return {}
-    proc = git.run("log", "--no-walk=unsorted", "--stdin", "--format=%H %G?",
+    proc = git.run("log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%G?%x00%ae%x00%GS",
                    input="".join(f"{sha}\n" for sha in dict.fromkeys(shas)), check=False)
     out = {}
     for line in proc.stdout.splitlines():
-        sha, _, mark = line.partition(" ")
-        out[sha] = ("verified" if mark == "G" else "unsigned" if mark in ("N", "")
-                    else "unverified")
+        sha, mark, email, signer = (line.split("\0") + ["", "", ""])[:4]
+        good = mark == "G" and _signed_by(signer, email)
+        out[sha] = "verified" if good else "unsigned" if mark in ("N", "") else "unverified"
     return out
+
+
+def _signed_by(signer: str, email: str) -> bool:
+    """Whether git's signer (an SSH principal, ``a@example.com``, or an OpenPGP user id,
+    ``A <a@example.com>``) is the person with ``email``."""
+    signer, email = signer.strip().lower(), email.strip().lower()
+    return bool(email) and (signer == email or signer.endswith(f"<{email}>"))

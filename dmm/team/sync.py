@@ -48,6 +48,7 @@ class SyncReport:
     kept: list[dict] = field(default_factory=list)  # decided, not pruned: {..., "reason"}
     updated: list[dict] = field(default_factory=list)  # local proposal branches fast-forwarded
     decided_twice: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # why sync published less than it could
     branch: dict | None = None  # {"branch", "upstream", "ahead", "behind"}
     rounds: int = 0
 
@@ -146,7 +147,7 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: b
           seen_audit: str | None = None) -> list[tuple[str, str | None, str | None, str]]:
     """Update this clone's refs (unless ``dry_run``) and return the pushes to make:
     (remote ref, new sha or None to delete, expected sha on the remote or None, what)."""
-    from dmm.team.authority import canonical, history_gap
+    from dmm.team.authority import history_gap, publishing_ref
 
     plan = []
     prefix = f"refs/remotes/{remote}/"
@@ -157,7 +158,9 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: b
     merged = team_refs.merged_refs(git, mains)
     # what this sync publishes (an inferred record, a branch removed on the remote) is derived
     # from the canonical remote's branch alone, in a clone with its whole history
-    remote_main = canonical(git).remote_ref if canonical(git).remote == remote else None
+    remote_main, why_not = publishing_ref(git, remote)
+    if why_not and why_not not in report.warnings:  # said once, though _plan runs per round
+        report.warnings.append(why_not)
     if remote_main and (history_gap(git) or not git.rev_parse(remote_main)):
         remote_main = None
     merged_there = team_refs.merged_refs(git, [remote_main]) if remote_main else set()

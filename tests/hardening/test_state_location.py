@@ -147,22 +147,22 @@ def test_a_committed_cache_never_serves_a_memory_that_exists_in_no_file(tmp_path
     validate = clone.dmm("validate")
     assert validate.returncode == 1
     assert ".dmm/index/cache.sqlite3" in validate.stdout
-    assert "git rm -r --cached .dmm/index" in validate.stdout
+    assert "git rm -r .dmm/index" in validate.stdout
     status = clone.dmm("status", "--json")
     problems = json.loads(status.stdout)["problems"]
-    assert any(p["path"] == ".dmm/index/" and "git rm -r --cached" in p["message"]
+    assert any(p["path"] == ".dmm/index/" and "git rm -r .dmm/index" in p["message"]
                for p in problems)
     assert json.loads(status.stdout)["errors"] >= 1
-    assert "git rm -r --cached .dmm/index" in clone.dmm("status").stdout
+    assert "git rm -r .dmm/index" in clone.dmm("status").stdout
     ci = clone.dmm("ci", "check", "--base", "origin/main", "--format", "plain",
                    env={"GITHUB_ACTIONS": "", "GITLAB_CI": ""})
     assert ci.returncode != 0, ci.stdout + ci.stderr
-    assert ".dmm/index/cache.sqlite3" in ci.stdout and "git rm -r --cached" in ci.stdout
+    assert ".dmm/index/cache.sqlite3" in ci.stdout and "git rm -r .dmm/index" in ci.stdout
     merged = clone.dmm("ci", "check", "--format", "plain",  # as on main, after the merge
                        env={"GITHUB_ACTIONS": "", "GITHUB_EVENT_NAME": "",
                             "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": ""})
     assert merged.returncode != 0, merged.stdout + merged.stderr
-    assert ".dmm/index/cache.sqlite3" in merged.stdout and "git rm -r --cached" in merged.stdout
+    assert ".dmm/index/cache.sqlite3" in merged.stdout and "git rm -r .dmm/index" in merged.stdout
 
 
 # -- item 3: committed links where dmm writes its locks and logs --------------------------------
@@ -449,3 +449,70 @@ def test_reindex_keeps_the_vectors_a_linked_work_tree_uses(repo, tmp_path, monke
         assert rows() < both  # no other work tree: what no memory uses is dropped
     finally:
         _stop_background(repo.root)
+
+
+def test_an_old_usage_log_a_commit_delivered_is_never_moved_after_the_advised_cleanup(tmp_path):
+    """A clone's committed .dmm/index/ is reported with the cure; a person who removes it from
+    git keeps the files in their work tree: they came from a commit, so they stay someone
+    else's files (a made-up usage log, made-up vectors), never moved into the git folder."""
+    src = _project(tmp_path / "src")
+    _old_usage_log(src.root, "a task the attacker made up")
+    (src.root / ".dmm/index/semantic.sqlite3").write_bytes(b"vectors the attacker made up")
+    _commit_forced(src, "a committed state folder")
+    clone = _clone(src, tmp_path / "clone")
+    said = clone.dmm("validate")
+    # the cure removes the delivered files too
+    assert said.returncode != 0 and "git rm -r .dmm/index" in said.stdout, said.stdout
+    git(clone.root, "rm", "-r", "-q", "--cached", ".dmm/index")  # what people do anyway
+    git(clone.root, "commit", "-qm", "untrack the state")
+    proc = clone.dmm("usage", "queries", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["queries"] == []
+    assert not (clone.root / ".git/dmm/semantic.sqlite3").exists()
+    assert (clone.root / ".dmm/index/usage.sqlite3").exists()  # never touched
+
+
+def test_a_link_swapped_in_while_the_old_usage_log_is_moved_is_not_followed(repo, tmp_path,
+                                                                           slow_git):
+    """The old usage log passes its checks (a regular file no commit holds), then, while dmm
+    asks git about it, something in the work tree swaps it for a link to another project's
+    log: the move takes the link, never the file it points to, so this clone's usage log is
+    never that project's."""
+    from tests.hardening.faults import start, wait_for
+
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "store")
+    other = _project(tmp_path / "other")
+    theirs = _old_usage_log(other.root, "the other project's secret task")
+    before = _digest(theirs)
+    old = _old_usage_log(repo.root, "mine")
+    marker = tmp_path / "asked"
+    proc = start("usage", "queries", "--json", cwd=repo.root,
+                 env=slow_git.env("rev-list -1 --all", marker, seconds=2))
+    wait_for(marker)
+    old.unlink()
+    old.symlink_to(theirs)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "secret" not in out
+    moved = repo.root / ".git" / "dmm" / "usage.sqlite3"
+    assert not os.path.islink(moved)  # no link in the git folder either
+    assert not moved.exists() or os.stat(moved).st_ino != os.stat(theirs).st_ino
+    assert "secret" not in repo.dmm("usage", "queries", "--json").stdout
+    assert _digest(theirs) == before
+
+
+def test_a_committed_link_at_the_old_folder_itself_fails_ci_check_as_validate_does(tmp_path):
+    """A pull request that commits `.dmm/index` as a link (not a file below it): validate
+    errors on it once merged, so ci check must fail the pull request, not warn."""
+    src = _project(tmp_path / "src")
+    clone = _clone(src, tmp_path / "clone")
+    git(clone.root, "checkout", "-q", "-b", "work")
+    (clone.root / ".dmm" / "index").symlink_to("../../elsewhere")
+    git(clone.root, "add", "-f", ".dmm/index")
+    git(clone.root, "commit", "-qm", "a link at the old state folder")
+    ci = clone.dmm("ci", "check", "--base", "origin/main", "--format", "plain",
+                   env={"GITHUB_ACTIONS": "", "GITLAB_CI": ""})
+    assert clone.dmm("validate").returncode == 1
+    assert ci.returncode != 0, ci.stdout + ci.stderr
+    assert "dmm state committed" in ci.stdout and "git rm -r .dmm/index" in ci.stdout

@@ -394,3 +394,67 @@ def test_the_canonical_branch_is_a_setting_and_a_bad_name_is_refused(team):
     proc = lead.dmm("review", "list", ok=False)
     assert proc.returncode != 0 and "team.main_branch" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# round 3 attack: the canonical setting from a checked-out branch -------------------------
+
+def test_a_checked_out_branch_naming_itself_canonical_publishes_nothing(team):
+    """A contributor pushes a work branch that holds a teammate's open proposal and sets
+    `[team] main_branch` to itself; a reviewer checks it out to read it and runs dmm sync.
+    The branch is no authority: nothing is removed from the shared remote, no record pushed."""
+    bob, pid = _proposed(team)
+    mallory = team.clone("mallory")
+    mallory.git("checkout", "-q", "-b", "evil")
+    mallory.git("merge", "-q", "--no-ff", f"origin/dmm/proposals/{pid}", "-m", "looks fine")
+    config = mallory.root / ".dmm" / "config.toml"
+    config.write_text(config.read_text().replace('main_branch = ""', 'main_branch = "evil"'))
+    mallory.git("commit", "-qam", "tidy the settings")
+    mallory.git("push", "-q", "origin", "evil")
+    lead = team.lead
+    lead.git("fetch", "-q", "origin")
+    lead.git("checkout", "-q", "evil")
+    said = lead.sync()
+    assert any("names evil as the main branch" in w for w in said["warnings"]), said
+    remote = lead.git("ls-remote", "origin", f"refs/heads/dmm/proposals/{pid}")
+    assert remote.strip(), "the proposal branch was removed from the shared remote"
+    assert _origin_records(team) == []
+    lead.git("checkout", "-q", "main")
+    bob.sync()
+    assert pid in bob.open_ids()
+    # once the team's own main names the branch, sync publishes from it again
+    config = lead.root / ".dmm" / "config.toml"
+    config.write_text(config.read_text().replace('main_branch = ""', 'main_branch = "trunk"'))
+    lead.git("commit", "-qam", "the team's main is trunk")
+    lead.git("push", "-q", "origin", "main", "main:trunk")
+    assert lead.sync()["warnings"] == []
+
+
+def test_a_decision_signed_by_one_teammate_in_anothers_name_is_not_verified(team, tmp_path):
+    """Both are trusted signers of the team; Mallory signs a rejection she authored as Lead,
+    naming Lead: the signature is good, but it is Mallory's, so the decision is not shown as
+    Lead's verified one."""
+    bob, pid = _proposed(team)
+    lead = team.lead
+    _signing(lead, tmp_path, "lead@example.com")
+    mallory = team.clone("mallory")
+    (tmp_path / "m").mkdir()
+    _signing(mallory, tmp_path / "m", "mallory@example.com")
+    allowed = (tmp_path / "m" / "allowed_signers").read_text()
+    with (tmp_path / "allowed_signers").open("a") as out:  # the team's file: both keys
+        out.write(allowed)
+    lead.git("config", "gpg.ssh.allowedSignersFile", str(tmp_path / "allowed_signers"))
+    mallory.git("fetch", "-q", "origin")
+    tip = mallory.git("rev-parse", f"origin/dmm/proposals/{pid}").strip()
+    message = (f"dmm: rejected {pid}\n\nno\n\nDmm-Proposal: {pid}\nDmm-Decision: rejected\n"
+               f"Dmm-Type: create\nDmm-Path: project/queue.md\nDmm-Reviewer: Lead\n")
+    forged = subprocess.run(
+        ["git", "-c", "user.name=Lead", "-c", "user.email=lead@example.com", "commit-tree",
+         "-S", _empty_tree(mallory), "-p", tip], cwd=mallory.root, input=message,
+        capture_output=True, text=True, check=True).stdout.strip()
+    mallory.git("push", "-q", "origin", f"{forged}:refs/heads/dmm/audit")
+    lead.sync()
+    assert lead.git("log", "-1", "--format=%G? %GS", "origin/dmm/audit").split() == [
+        "G", "mallory@example.com"]  # git: a good signature, by Mallory's key
+    shown = [e for e in lead.json("log")["entries"] if e["proposal_id"] == pid
+             and e["event"] == "rejected"]
+    assert [e["signature"] for e in shown] == ["unverified"]

@@ -320,3 +320,24 @@ def test_main_shows_why_it_fails_errors_not_warnings(team, tmp_path):
     plain = run_dmm("ci", "check", "--format", "plain", cwd=lead.root)
     assert plain.returncode == 1
     assert plain.stdout.count(": error: [dmm conflict]") == 2, plain.stdout
+
+
+def test_a_merge_request_is_judged_by_its_targets_settings_now_not_at_its_fork_point(team,
+                                                                                    tmp_path):
+    """GitLab checks out the source branch itself: a branch forked from a commit of main where
+    the gate was still off is judged by what main says now (the gate on), not by the settings
+    at the fork point, which its author chose by choosing where to branch."""
+    _contradicting_pull_request(team, tmp_path, main_gate=False, pr_gate=False)
+    lead = team.lead
+    lead.git("pull", "-q", "origin", "main")
+    _gate(lead.root, True)
+    lead.git("commit", "-qam", "conflicts fail merge requests from now on")
+    lead.git("push", "-q", "origin", "main")
+    mate = team.base / "mate"
+    git(mate, "fetch", "-q", "origin")
+    env = {"CI": "true", "GITLAB_CI": "true", "CI_PIPELINE_SOURCE": "merge_request_event",
+           "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "GITHUB_ACTIONS": ""}
+    step = _check(mate, env)
+    assert step.returncode == 1, (step.stdout, step.stderr)
+    assert re.search(r"^\.dmm/memory/project/b\.md:\d+: error: \[dmm conflict\]", step.stdout,
+                     re.M), step.stdout

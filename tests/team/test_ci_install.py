@@ -65,6 +65,18 @@ def test_a_vcs_install_gives_exactly_its_url_and_commit(repo, tmp_path):
     proc = repo.dmm("ci", "setup", "--force", env=env)
     assert proc.returncode == 6 and "password" in proc.stderr, proc.stderr
     assert "ghp_secret" not in (repo.root / WORKFLOW).read_text()
+    # a token alone as the URL's user name (as GitHub takes one) is a credential too; the
+    # user "git" of an SSH URL is not (PEP 610 keeps it)
+    env = _installed(tmp_path / "bare", {"url": "https://ghp_secret@git.example.com/dmm.git",
+                                         "vcs_info": {"vcs": "git", "commit_id": COMMIT}})
+    proc = repo.dmm("ci", "setup", "--force", env=env)
+    assert proc.returncode == 6 and "password" in proc.stderr, proc.stderr
+    assert "ghp_secret" not in (repo.root / WORKFLOW).read_text()
+    env = _installed(tmp_path / "ssh", {"url": "ssh://git@git.example.com/team/dmm.git",
+                                        "vcs_info": {"vcs": "git", "commit_id": COMMIT}})
+    assert repo.dmm("ci", "setup", "--force", env=env).returncode == 0
+    assert f"git+ssh://git@git.example.com/team/dmm.git@{COMMIT}" in (
+        repo.root / WORKFLOW).read_text()
 
 
 @pytest.mark.slow
