@@ -91,8 +91,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "semantic.idle_minutes": (1, 10_080),
     "agents.hook_max_chars": (200, 1_000_000),
 }
-_SHARES = (0.0, 1.0)
-MAX_BYTES = 1024 * 1024  # a settings file is a few KB; a larger one is not dmm's  # every other numeric setting is a share, a similarity or a confidence
+_SHARES = (0.0, 1.0)  # every other numeric setting is a share, a similarity or a confidence
+MAX_BYTES = 1024 * 1024  # a settings file is a few KB; a larger one is not dmm's
 
 
 def load(path: Path) -> dict[str, dict[str, Any]]:

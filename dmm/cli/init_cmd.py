@@ -20,8 +20,8 @@ def command(ctx: click.Context, no_hooks: bool, upgrade: bool, as_json: bool) ->
     Creates the scope folders under .dmm/memory/, config.toml with documented defaults,
     BOOT.md (instructions for agents) and a starter baseline memory, and installs the git
     hooks (post-commit, post-merge, post-rewrite) that scan memory changes for conflicts.
-    dmm's cache, usage log and locks live in the git folder (.git/dmm/), never in .dmm/. Safe to run again: existing files are never
-    overwritten. In a teammate's clone of a repository that has a store, this is the one
+    dmm's cache, usage log and locks live in the git folder (.git/dmm/), never in .dmm/.
+    Safe to run again: existing files are never overwritten. In a teammate's clone of a repository that has a store, this is the one
     command to run: hooks are per clone.
 
     After upgrading dmm, --upgrade brings BOOT.md and config.toml's comments (and any new

@@ -224,8 +224,8 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
     each one it cannot (a branch name that is not a proposal id, a branch without a readable
     proposal, a branch declaring a path outside the store, a proposal stale against the
     checked-out branch, a merge conflict) with the reason and, for a branch to delete, the
-    command that deletes it (quoted for the shell), without stopping. It exits 1 only when something needs a person: a proposal it
-    could not process or deferred.
+    command that deletes it (quoted for the shell), without stopping. It exits 1 only when
+    something needs a person: a proposal it could not process or deferred.
 
     \b
     Examples:

@@ -90,10 +90,11 @@ def publishing_ref(git: Git, remote: str) -> tuple[str | None, str | None]:
     if teams is None and _settings(git).get("main_branch"):
         from dmm.shellcmd import command
 
-        return None, (f"{remote}'s default branch is not known here "
-                      f"({command('git', 'remote', 'set-head', remote, '--auto')}), so the main branch this work tree's .dmm/config.toml "
-                      f"names ({c.branch}) cannot be checked against the team's: sync removes "
-                      "no decided proposal branch there and writes no landing record")
+        learn = command("git", "remote", "set-head", remote, "--auto")
+        return None, (f"{remote}'s default branch is not known here ({learn}), so the main "
+                      f"branch this work tree's .dmm/config.toml names ({c.branch}) cannot be "
+                      "checked against the team's: sync removes no decided proposal branch "
+                      "there and writes no landing record")
     if teams is not None and teams != c.branch:
         return None, (f"this work tree's .dmm/config.toml names {c.branch} as the main branch, "
                       f"but {remote}'s default branch says {teams}: sync removes no decided "
