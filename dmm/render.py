@@ -39,8 +39,11 @@ def to_json(data: Any) -> str:
     dmm.gitrepo.run) is written as its \\uXXXX escape, which JSON reads back as the same
     string: the text stays encodable as UTF-8 for a socket or a file."""
     text = json.dumps(data, indent=2, ensure_ascii=False, default=_default) + "\n"
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) \
-        if _SURROGATE.search(text) else text
+    try:
+        text.encode("utf-8")  # C speed; a regex search costs ~20 ms on a 10,000-row answer
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
 
 
 def _default(value: Any) -> Any:
