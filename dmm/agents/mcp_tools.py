@@ -22,8 +22,10 @@ dmm is this repository's memory: rules, facts, decisions and procedures kept as 
 task in one sentence, before a task; baseline memories always apply), propose (memory_propose,
 when something the next session should know is missing or wrong; a person reviews it), check
 (conflicts_check_content for a draft, conflicts_check for the memories you rely on), and flag
-(conflict_flag, when two memories disagree). You may list, revise and withdraw your own open
-proposals. Approving, rejecting, resolving and dismissing are decisions people make; no tool of
+(conflict_flag, when two memories disagree). When you propose a memory, say how it relates to
+its nearest memories (memory_propose's relations: supersedes, contradicts, refines, duplicates,
+unrelated): you know what it means; dmm's detection works on words. You may list, revise and
+withdraw your own open proposals. Approving, rejecting, resolving and dismissing are decisions people make; no tool of
 this server makes them, and dmm refuses them from an agent's shell."""
 
 # the enums of the core, repeated here so that this module imports nothing (a test keeps them

@@ -3,10 +3,10 @@ writer is asked to judge (dmm.proposals.relations).
 
 Found by dmm's own retrieval, the query being the proposed memory's title and body: words and
 meaning fused where the semantic index is ready (a long-lived `dmm mcp` or `dmm serve`), words
-alone in a one-off command, as `dmm query` ranks. Measured before it was built (DESIGN.md, "The
-judge"): a labelled conflicting partner is among the five nearest for 98-100% of pairs, so five
-is what the writer is asked about. Every active memory may be a neighbour, baseline ones too (a
-new memory may contradict one); deprecated ones never are.
+alone in a one-off command, as `dmm query` ranks. Measured before it was built on labelled
+sets of conflicting memories: the conflicting partner is among the five nearest for 98-100% of
+pairs, so five is what the writer is asked about. Every active memory may be a neighbour,
+baseline ones too (a new memory may contradict one); deprecated ones never are.
 """
 
 from __future__ import annotations

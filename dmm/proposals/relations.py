@@ -108,9 +108,9 @@ def parse_option(text: str) -> dict:
 
 def check(relations: Iterable[Relation], known: dict[str, str | None],
           own_ids: Iterable[str]) -> list[str]:
-    """Why declarations name memories they cannot (or one twice): ``known`` maps each id the store knows to
-    its path while active, or None when it is deprecated; ``own_ids`` are the proposal's own
-    memory (a memory relates to others, not to itself)."""
+    """Why declarations name memories they cannot (or one twice): ``known`` maps each id the
+    store knows to its path while active, or None when it is deprecated; ``own_ids`` are the
+    proposal's own memory (a memory relates to others, not to itself)."""
     own = set(own_ids)
     errors, seen = [], set()
     for r in relations:
