@@ -21,6 +21,7 @@ from typing import Iterable, NamedTuple
 RELATIONS = ("supersedes", "contradicts", "refines", "duplicates", "unrelated")
 MAX_NOTE_CHARS = 500  # a sentence or two: it goes into a commit trailer
 MAX_RELATIONS = 20  # five neighbours, and a few the writer knows of besides
+MAX_ID_CHARS = 300  # an id or a path, as the agents' tools bound one
 TRAILER = "Dmm-Relation"
 # the relations that acknowledge what dmm found about a memory: a contradiction is declared
 # when the writer says the new memory contradicts or supersedes it (the new one replaces it);
@@ -81,9 +82,14 @@ def parse(raw: object) -> tuple[list[Relation], list[str]]:
         if not isinstance(memory_id, str) or not memory_id.strip():
             errors.append(f"{where}: memory_id is required (the id of a stored memory)")
             continue
+        if len(memory_id) > MAX_ID_CHARS:
+            errors.append(f"{where}: memory_id is {len(memory_id)} characters: give a memory's "
+                          "id (or path)")
+            continue
         if relation not in RELATIONS:
+            said = f"{relation[:40]!r}" if isinstance(relation, str) else "nothing"
             errors.append(f"{where} ({memory_id}): relation must be one of "
-                          f"{', '.join(RELATIONS)}, not {relation!r}")
+                          f"{', '.join(RELATIONS)}, not {said}")
             continue
         if not isinstance(note, str):
             errors.append(f"{where} ({memory_id}): note must be text")
