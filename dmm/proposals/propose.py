@@ -18,13 +18,12 @@ from dmm.memory import Memory
 from dmm.memory.edit import (FrontmatterEditError, PatchError, apply_patch, deprecation,
                              next_id, set_field, with_supersedes)
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
-from dmm.memory.parse import (FrontmatterError, load_frontmatter, parse_memory,
-                              split_frontmatter)
+from dmm.memory.parse import (FrontmatterError, frontmatter_ids, load_frontmatter,
+                              parse_memory, split_frontmatter)
 from dmm.memory.paths import clean_memory_path
 from dmm.proposals.checks.quality import size_warning
 from dmm.proposals.model import (MEMORY_ROOT, PROPOSAL_PREFIX, TYPES, Proposal,
                                  ProposalResult, new_proposal_id)
-from dmm.proposals.declared import memory_ids_in
 from dmm.proposals.queue import open_proposals
 from dmm.proposals.relations import TRAILER as RELATION_TRAILER
 from dmm.proposals.relations import Relation, superseded
@@ -327,7 +326,7 @@ def _superseding(git: Git, known: dict[str, str | None], base: str, new_text: st
     for memory_id in ids:
         path = known[memory_id]
         blob = git.show_blob(base, MEMORY_ROOT + path)
-        if blob is None or memory_id not in memory_ids_in(git, base, MEMORY_ROOT + path):
+        if blob is None or memory_id not in frontmatter_ids(blob):
             checks.errors.append(f"{memory_id} is not committed at {path} yet: commit it "
                                  "before a proposal can supersede it")
             continue

@@ -203,3 +203,12 @@ def test_undeclared_is_a_pure_function_any_check_can_feed():
                                 "note": "two\nlines\x07"}, {"memory_id": "mem_b"}, "x"])
     assert relations == [Relation("mem_a", "refines", "two lines")]
     assert len(errors) == 2
+
+
+def test_a_supersession_waits_for_an_open_proposal_on_the_memory_it_retires(deploys):
+    pending = deploys.dmm("write", "deprecate", "--memory", DEPLOYS, "--reason", "old", "--json")
+    assert pending.returncode == 0, pending.stderr
+    proc, out = propose(deploys, "--relation", f"{DEPLOYS}=supersedes")
+    assert proc.returncode == ExitCode.INVALID_INPUT
+    assert any("already open for project/deploy_days.md" in e
+               for e in out["precheck_errors"]), out
