@@ -127,8 +127,8 @@ def check(relations: Iterable[Relation], known: dict[str, str | None],
             errors.append(f"{r.memory_id} is the proposed memory itself: declare how it "
                           "relates to other memories")
         elif r.memory_id not in known:
-            errors.append(f"{r.memory_id} is no memory of this store: declare relations to "
-                          "the memories the proposal answer lists (their memory_id)")
+            errors.append(f"{r.memory_id} is no memory of this store: name a stored memory "
+                          "by its id (the answer's neighbours list the nearest ones)")
         elif known[r.memory_id] is None:
             errors.append(f"{r.memory_id} is deprecated already: only active memories can be "
                           "superseded, contradicted, refined or duplicated")
