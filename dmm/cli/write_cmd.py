@@ -182,7 +182,7 @@ def propose_cmd(ctx, path, reason, type_, content, file, patch, patch_file, new_
     --content, --file, stdin or $EDITOR. Missing id, scope, status and created fields are
     filled in either way.
 
-    The answer lists the five memories nearest to the new one, each with its most relevant
+    The answer lists up to five memories nearest to the new one, each with its most relevant
     passage: say how the new memory relates to each with --relation (a proposal without
     declarations is accepted too, and the reviewer shows what dmm finds either way).
 
