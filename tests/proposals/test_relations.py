@@ -58,6 +58,13 @@ def messages(review: dict, category: str = "relations") -> list[str]:
     return [i["message"] for i in review["issues"] if i["category"] == category]
 
 
+def test_boot_md_tells_agents_how_and_why_to_declare(deploys):
+    boot = (deploys.root / ".dmm" / "BOOT.md").read_text()
+    assert "--relation <memory_id>=<relation>" in boot and "neighbours" in boot
+    for relation in ("supersedes", "contradicts", "refines", "duplicates", "unrelated"):
+        assert f"`{relation}`" in boot
+
+
 def test_a_proposal_without_declarations_is_made_and_asks_for_them(deploys):
     proc, out = propose(deploys)
     assert proc.returncode == 0 and out["success"], proc.stderr
@@ -188,6 +195,19 @@ def test_a_hand_made_supersession_claim_the_branch_does_not_carry_out_is_refused
                for m in messages(review, "declared_paths")), review
     assert deploys.dmm("review", "approve", pid, "--yes").returncode != 0
     assert (deploys.memory / "project/node18.md").exists()
+
+    garbled = new_proposal_id()
+    git(root, "checkout", "-q", "-b", f"dmm/proposals/{garbled}")
+    (deploys.memory / "project/weekly.md").write_text(TUESDAYS.replace(
+        "---\ntags", "---\nid: mem_2026_02_02_ffffff\nscope: project\nstatus: active\ntags"))
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"dmm: propose create project/weekly.md\n\nr\n\n"
+        f"Dmm-Proposal: {garbled}\nDmm-Type: create\nDmm-Path: project/weekly.md\n"
+        f"Dmm-Memory: mem_2026_02_02_ffffff\nDmm-Relation: {NODE18} overrules it\n")
+    git(root, "checkout", "-q", "main")
+    review = dry_run(deploys, garbled)
+    assert review["decision"] == "rejected"
+    assert any("relations cannot be read" in m for m in messages(review, "declared_paths"))
 
 
 def test_undeclared_is_a_pure_function_any_check_can_feed():
