@@ -112,6 +112,9 @@ def test_a_declared_supersession_retires_the_memory_once_a_person_approves(deplo
     assert "status: deprecated" in retired
     shown = json.loads(deploys.dmm("show", DEPLOYS, "--json").stdout)
     assert shown["status"] == "deprecated"
+    logged = json.loads(deploys.dmm("log", "--memory", DEPLOYS, "--json").stdout)
+    events = {(e["event"], e["proposal_id"]) for e in logged["entries"]}
+    assert {("proposed", pid), ("approved", pid)} <= events, logged
 
 
 @pytest.mark.parametrize("relation, why", [
