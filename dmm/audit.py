@@ -80,6 +80,9 @@ def _entry(commit: Commit) -> LogEntry | None:
     reason = message_body(commit.message)
     ids = list(dict.fromkeys(v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
                              for v in every.get(key, ())))
+    # a memory the proposal declares it supersedes is one it retires (proposals.relations)
+    ids += [v.split()[0] for v in every.get("Dmm-Relation", ())
+            if v.split()[1:2] == ["supersedes"] and v.split()[0] not in ids]
     named = (t.get("Dmm-Reviewer") or t.get("Dmm-Resolved-By") if event != "proposed" else
              t.get("Dmm-Proposed-By"))
     who = named or (AUTO_FIXER if t.get("Dmm-Fix") == "auto" else commit.author)

@@ -328,6 +328,7 @@ def check_content(ws: Workspace, content: str, path: str | None = None) -> dict:
     from dmm.index.similar import similar_memories
     from dmm.memory.parse import parse_memory, split_frontmatter
     from dmm.memory.paths import clean_memory_path
+    from dmm.proposals.neighbours import nearest
     from dmm.proposals.propose import complete
 
     rel = clean_memory_path(path) if path else "project/draft.md"
@@ -345,9 +346,12 @@ def check_content(ws: Workspace, content: str, path: str | None = None) -> dict:
                 if p.severity == "error"))
         found = against_store(conn, memory, ws.config["conflicts"], (rel,))
         similar = similar_memories(conn, memory, exclude=(rel,), limit=5)
+        near = nearest(ws, conn, memory, exclude=(rel,))
     return {"potential_conflicts": [c.to_dict() for c in found],  # PRD phase 3, 7.2
             "similar_memories": [{"memory_id": s.memory_id, "path": s.path,
                                   "similarity": round(s.similarity, 3)} for s in similar],
+            # what memory_propose's relations are declared about (dmm.proposals.relations)
+            "neighbours": [{**n.to_dict(), "declared": None} for n in near],
             "problems": [p.to_dict() for p in problems]}
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dmm.agents import calls
 from dmm.conflicts.model import STATUSES, TYPES
 from dmm.conflicts.resolver import ACTIONS
+from dmm.proposals.relations import MAX_NOTE_CHARS, MAX_RELATIONS, RELATIONS
 from dmm.query.run import MAX_BUDGET
 
 
@@ -42,6 +43,12 @@ class MemoriesParams(Model):
     limit: int = Field(100, ge=1, le=1000)
 
 
+class RelationItem(Model):
+    memory_id: str = Field(min_length=1, max_length=300, description="The other memory's id.")
+    relation: Literal[RELATIONS]
+    note: str = Field("", max_length=MAX_NOTE_CHARS, description="Why, in a sentence.")
+
+
 class ProposeBody(Model):
     type: Literal["create", "update", "deprecate", "promote"]
     path: str = Field(description="The memory file, relative to .dmm/memory/.")
@@ -54,6 +61,11 @@ class ProposeBody(Model):
         "(required when it has one)."))
     proposed_by: str | None = Field(None, max_length=100, description=(
         "Who proposes; ignored when the server has tokens (the token's name is used)."))
+    relations: list[RelationItem] | None = Field(None, max_length=MAX_RELATIONS, description=(
+        "create/update: how the new content relates to its nearest memories (the answer's "
+        "`neighbours`): supersedes (that memory is retired when a person approves), "
+        "contradicts, refines, duplicates or unrelated. A claim the reviewer shows; it "
+        "approves nothing."))
 
 
 class ProposalsParams(Model):

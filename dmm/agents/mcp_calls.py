@@ -124,6 +124,14 @@ def revise(ws: Workspace, proposal_id: str, reason: str, *, who: str, **change: 
     change = {k: v for k, v in change.items() if v is not None}
     change.setdefault("type", old.type)
     change.setdefault("path", old.path)
+    if not ({"content", "patch"} & set(change)) and change["type"] == old.type:
+        from dmm.proposals.propose import proposed_text
+
+        # declaring relations afterwards costs no second copy of the memory: the text is the
+        # old proposal's, without the supersedes links its own declarations added
+        text = proposed_text(ws, old, change.get("relations"))
+        if text is not None:
+            change["content"] = text
     made = calls.propose(ws, proposed_by=who, reason=reason, replaces=proposal_id, **change)
     if made.get("success"):
         calls.close(ws, proposal_id, decision="withdrawn", reviewer=who,

@@ -22,8 +22,10 @@ dmm is this repository's memory: rules, facts, decisions and procedures kept as 
 task in one sentence, before a task; baseline memories always apply), propose (memory_propose,
 when something the next session should know is missing or wrong; a person reviews it), check
 (conflicts_check_content for a draft, conflicts_check for the memories you rely on), and flag
-(conflict_flag, when two memories disagree). You may list, revise and withdraw your own open
-proposals. Approving, rejecting, resolving and dismissing are decisions people make; no tool of
+(conflict_flag, when two memories disagree). When you propose a memory, say how it relates to
+its nearest memories (memory_propose's relations: supersedes, contradicts, refines, duplicates,
+unrelated): you know what it means; dmm's detection works on words. You may list, revise and
+withdraw your own open proposals. Approving, rejecting, resolving and dismissing are decisions people make; no tool of
 this server makes them, and dmm refuses them from an agent's shell."""
 
 # the enums of the core, repeated here so that this module imports nothing (a test keeps them
@@ -32,6 +34,8 @@ SCOPES = ("baseline", "global", "agent", "project", "ephemeral")
 STATUSES = ("active", "deprecated")
 SORTS = ("path", "id", "created", "priority", "tokens", "title", "scope")
 PROPOSAL_TYPES = ("create", "update", "deprecate", "promote")
+RELATIONS = ("supersedes", "contradicts", "refines", "duplicates", "unrelated")
+MAX_RELATIONS, MAX_NOTE_CHARS = 20, 500
 CONFLICT_TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 MAX_BUDGET = 20_000
 PAGE = 20  # memory_list's default page
@@ -69,6 +73,20 @@ _PROPOSE_INPUT = {
     "expires": {"type": "string", "pattern": "^(keep|drop|[0-9]{4}-[0-9]{2}-[0-9]{2})$",
                 "description": "promote only, when the memory has an expiry date: keep it, "
                                "drop it, or a new YYYY-MM-DD."},
+    "relations": {"type": "array", "maxItems": MAX_RELATIONS, "description": (
+        "create and update: how the new content relates to the memories nearest to it (the "
+        "`neighbours` conflicts_check_content or an earlier answer listed), one entry each. "
+        "supersedes: it replaces that memory, which is retired when a person approves. "
+        "contradicts: the two disagree, and you know it. refines: it adds detail to that "
+        "memory. duplicates: it says the same. unrelated: near in words only. A claim the "
+        "reviewer shows beside its own findings; it never approves anything."),
+        "items": {"type": "object", "required": ["memory_id", "relation"],
+                  "additionalProperties": False, "properties": {
+                      "memory_id": {"type": "string", "minLength": 1, "maxLength": 300,
+                                    "description": "The other memory's id (or path)."},
+                      "relation": {"type": "string", "enum": list(RELATIONS)},
+                      "note": {"type": "string", "maxLength": MAX_NOTE_CHARS,
+                               "description": "Why, in a sentence (optional)."}}}},
 }
 _OPEN = {"type": "object", "additionalProperties": True}
 
@@ -85,10 +103,18 @@ def _out(properties: dict, required: tuple[str, ...]) -> dict:
 _ENTRY = {"type": "object", "required": ["memory_id", "path", "title"], "properties": {
     "memory_id": {"type": "string"}, "path": {"type": "string"}, "title": {"type": "string"}}}
 _CONFLICTS = {"type": "array", "items": _OPEN}
+_NEIGHBOURS = {"type": "array", "items": {
+    "type": "object", "required": ["memory_id", "path", "title", "passage"], "properties": {
+        "memory_id": {"type": "string"}, "path": {"type": "string"},
+        "title": {"type": "string"}, "relevance": {"type": "number"},
+        "passage": {"type": "string"}, "declared": {"type": ["string", "null"]}}}}
 _PROPOSAL_OUT = _out({"success": {"type": "boolean"},
                       "proposal_id": {"type": ["string", "null"]},
                       "precheck_errors": {"type": "array", "items": {"type": "string"}},
-                      "precheck_warnings": {"type": "array", "items": {"type": "string"}}},
+                      "precheck_warnings": {"type": "array", "items": {"type": "string"}},
+                      "neighbours": _NEIGHBOURS,
+                      "declare": {"type": ["string", "null"]},
+                      "relations": {"type": "array", "items": _OPEN}},
                      ("success",))
 
 
@@ -160,7 +186,14 @@ TOOLS: list[dict] = [
           "(content), update may take a diff (patch) instead, deprecate takes only the path, "
           "promote takes new_scope. The answer lists what the reviewer will check; a refused "
           "proposal says why in precheck_errors. One open proposal per file: revise or "
-          "withdraw your own with proposal_revise or proposal_withdraw.",
+          "withdraw your own with proposal_revise or proposal_withdraw. "
+          "Judge before you write: for a create or an update the answer lists the five "
+          "nearest memories (neighbours, each with its most relevant passage); say how your "
+          "memory relates to each in relations (supersedes, contradicts, refines, duplicates, "
+          "unrelated). Best: call conflicts_check_content first, then propose once with "
+          "relations. Without relations the proposal is still made, and `declare` asks for "
+          "them (proposal_revise adds them). Your model judges five pairs; a person reads "
+          "your declaration beside dmm's own findings.",
           _obj(_PROPOSE_INPUT, ("type", "path", "reason")),
           _PROPOSAL_OUT, read_only=False, idempotent=False),
     _tool("proposal_status", "Where a proposal stands",
@@ -209,14 +242,16 @@ TOOLS: list[dict] = [
           read_only=True, idempotent=True),
     _tool("conflicts_check_content", "Check a draft",
           "For a draft memory (the whole file, as memory_propose takes it, or just its text): "
-          "the memories it would conflict with and the most similar ones. Call it before "
-          "proposing.",
+          "the memories it would conflict with, the most similar ones, and its five nearest "
+          "(neighbours, each with its most relevant passage) to declare relations to in "
+          "memory_propose. Call it before proposing.",
           _obj({"content": _CONTENT,
                 "path": {"type": "string", "maxLength": 300,
                          "description": "Where the draft would go (project/api/x.md)."}},
                ("content",)),
           _out({"potential_conflicts": _CONFLICTS,
                 "similar_memories": {"type": "array", "items": _OPEN},
+                "neighbours": _NEIGHBOURS,
                 "problems": {"type": "array"}}, ("potential_conflicts", "similar_memories")),
           read_only=True, idempotent=True),
     _tool("conflict_flag", "Flag a conflict",

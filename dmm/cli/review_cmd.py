@@ -144,6 +144,11 @@ def show_cmd(ctx, proposal_id, as_json) -> int:
         # the whole name: what `approve --expect` takes to approve exactly what was read
         click.echo(f"commit:   {proposal.commit}")
         click.echo(f"reason:   {proposal.reason}")
+        for r in proposal.relations:  # the writer's claims: `review process` weighs them
+            click.echo(f"declared: {r.relation} {r.memory_id}"
+                       + (f' ("{r.note}")' if r.note else ""))
+        for problem in proposal.relation_problems:
+            click.echo(f"declared: unreadable: {problem}")
         if deferred:
             click.echo(f"deferred: by {deferred['by']} at {deferred['at']}: "
                        f"{deferred['reason']}")

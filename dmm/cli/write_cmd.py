@@ -35,6 +35,12 @@ def _one(memory: str | None, old_path: str | None) -> str:
         raise click.UsageError("Missing option '--memory': the memory to change (id or path)")
     return memory or old_path
 _reason = click.option("--reason", required=True, help="Why this change is needed (kept in git).")
+_relation = click.option(
+    "--relation", "relations", multiple=True, metavar="MEMORY=RELATION[:NOTE]",
+    help="How the new content relates to another memory (its id or path): supersedes (it "
+         "replaces it; that memory is retired when a person approves), contradicts, refines, "
+         "duplicates or unrelated, with an optional note. Repeat for each; the answer lists "
+         "the nearest memories to declare.")
 _by = click.option("--proposed-by", metavar="NAME",
                    help="Who proposes [default: your git user name when you run dmm at a "
                         "terminal, else agent].")
@@ -61,6 +67,10 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
     ws = workspace(ctx)
     if not kw.get("proposed_by"):
         kw["proposed_by"] = _proposer(ws)
+    if "relations" in kw:
+        from dmm.proposals.relations import parse_option
+
+        kw["relations"] = [parse_option(r) for r in kw["relations"]] or None
     conn, _ = open_fresh(ws)
     try:
         result = propose(ws, conn, **kw)
@@ -68,7 +78,8 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
         conn.close()
     if as_json:
         emit_json(result.to_dict())
-    elif result.success:
+        return _exit(result)
+    if result.success:
         click.echo(result.proposal_id)
         message(f"Proposal created: {result.proposal_id} ({kw['type']} {kw['path']})")
         for w in result.precheck_warnings:
@@ -85,9 +96,32 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
             message(f"  error: {e}")
         for w in result.precheck_warnings:
             message(f"  warning: {w}")
+    _say_neighbours(result)
+    return _exit(result)
+
+
+def _exit(result) -> int:
     if result.success:
         return ExitCode.OK
     return ExitCode.NOT_FOUND if result.not_found else ExitCode.INVALID_INPUT
+
+
+def _say_neighbours(result) -> None:
+    """The nearest memories, each with what was declared about it, and how to declare."""
+    if not result.neighbours:
+        return
+    message("Nearest memories:")
+    for n in result.neighbours:
+        said = f"  [declared: {n['declared']}]" if n["declared"] else ""
+        message(f"  {n['memory_id']}  {n['path']}  {n['title']}{said}")
+        message(f"      {n['passage']}")
+    if result.declare:
+        message("Say how the new memory relates to the undeclared ones: propose again with "
+                "--relation MEMORY=RELATION[:NOTE] for each (supersedes, contradicts, refines, "
+                "duplicates or unrelated)" + (f", after `dmm review withdraw "
+                                              f"{result.proposal_id} --reason ...`"
+                                              if result.success else "")
+                + ". A declaration is a claim the reviewer shows; it approves nothing.")
 
 
 def _proposer(ws) -> str:
@@ -135,11 +169,12 @@ def command() -> None:
 @click.option("--edit", is_flag=True,
               help="Open $EDITOR on the memory before proposing it (on a template when "
                    "nothing else is given; also the default on a terminal with no content).")
+@_relation
 @_by
 @json_option
 @click.pass_context
 def propose_cmd(ctx, path, reason, type_, content, file, patch, patch_file, new_scope, title,
-                tags, priority, confidence, edit, proposed_by, as_json) -> int:
+                tags, priority, confidence, edit, relations, proposed_by, as_json) -> int:
     """Propose a new memory (or any change with --type).
 
     Give the whole file (frontmatter and body) with --content, --file or stdin, or let dmm
@@ -147,10 +182,15 @@ def propose_cmd(ctx, path, reason, type_, content, file, patch, patch_file, new_
     --content, --file, stdin or $EDITOR. Missing id, scope, status and created fields are
     filled in either way.
 
+    The answer lists up to five memories nearest to the new one, each with its most relevant
+    passage: say how the new memory relates to each with --relation (a proposal without
+    declarations is accepted too, and the reviewer shows what dmm finds either way).
+
     \b
     Examples:
       dmm write propose --path project/api/errors.md --reason "agreed in review" \\
-          --title "API errors use problem details" --tags api,errors --file body.md
+          --title "API errors use problem details" --tags api,errors --file body.md \\
+          --relation mem_2026_03_14_007=supersedes:"the old rule allowed bare strings"
       dmm write propose --path project/api/paging.md --reason "new rule" --edit
       dmm write propose --title "Deploys happen on weekdays" --tags deploy --reason "agreed"
     """
@@ -173,7 +213,8 @@ def propose_cmd(ctx, path, reason, type_, content, file, patch, patch_file, new_
                                    f"{type_} --memory`)")
         path = _path_for(ctx, title or _heading(text or ""))
     return _submit(ctx, as_json, type=type_, path=path, reason=reason, content=text,
-                   patch=patch, new_scope=new_scope, proposed_by=proposed_by)
+                   patch=patch, new_scope=new_scope, proposed_by=proposed_by,
+                   relations=relations)
 
 
 def _heading(text: str) -> str | None:
@@ -234,11 +275,12 @@ def _edited(text: str) -> str:
               help="Read the new content from this file.")
 @click.option("--patch", help="A unified diff (diff -u, git diff) to apply instead.")
 @click.option("--patch-file", metavar="PATH", help="Read that diff from this file (- for stdin).")
+@_relation
 @_by
 @json_option
 @click.pass_context
-def update_cmd(ctx, memory, old_path, reason, content, file, patch, patch_file, proposed_by,
-               as_json) -> int:
+def update_cmd(ctx, memory, old_path, reason, content, file, patch, patch_file, relations,
+               proposed_by, as_json) -> int:
     """Propose new content for an existing memory (whole, or as a diff).
 
     \b
@@ -250,7 +292,7 @@ def update_cmd(ctx, memory, old_path, reason, content, file, patch, patch_file, 
     patch = _patch(patch, patch_file)
     text = None if patch else _read_content(content, file)
     return _submit(ctx, as_json, type="update", path=path, reason=reason, content=text,
-                   patch=patch, proposed_by=proposed_by)
+                   patch=patch, proposed_by=proposed_by, relations=relations)
 
 
 @command.command("deprecate")

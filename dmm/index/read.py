@@ -50,6 +50,23 @@ def memories(conn: sqlite3.Connection, where: str = "", params: tuple = (),
     return [to_memory(row) for row in conn.execute(sql, params)]
 
 
+def active_paths(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | None]:
+    """For each of ``ids`` the cache knows: the path of its active file, or None when every
+    file with that id is deprecated."""
+    known: dict[str, str | None] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for memory_id, path, status, confidence in conn.execute(
+                f"SELECT id, path, status, confidence FROM memories WHERE id IN ({marks}) "
+                "ORDER BY path", chunk):
+            if status == "active" and confidence != "deprecated":
+                known[memory_id] = known.get(memory_id) or path
+            else:
+                known.setdefault(memory_id, None)
+    return known
+
+
 def memories_by_doc(conn: sqlite3.Connection, docs: list[int]) -> dict[int, Memory]:
     out: dict[int, Memory] = {}
     for start in range(0, len(docs), 500):

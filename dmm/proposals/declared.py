@@ -60,6 +60,7 @@ def judge(ws: Workspace, conn: sqlite3.Connection, git: Git, proposal: Proposal,
             allowed = _resolution(ws, conn, git, proposal, base, changed, verdict)
         elif proposal.type in TYPES:
             allowed = _memory_change(git, proposal, base, verdict)
+            allowed |= _supersessions(git, proposal, base, changed)
         else:
             verdict.problems.append(f"unknown proposal type {proposal.type!r}")
             allowed = set()
@@ -102,6 +103,39 @@ def _memory_change(git: Git, proposal: Proposal, base: str, verdict: Verdict) ->
                                          new_rel.split("/", 1)[1:] != rel.split("/", 1)[1:]):
         raise _Refused(f"a promotion moves {rel} to another scope's folder, not to {new_rel}")
     return {MEMORY_ROOT + rel, MEMORY_ROOT + new_rel}
+
+
+def _supersessions(git: Git, proposal: Proposal, base: str, changed: list[str]) -> set[str]:
+    """The memories a create or an update declares it supersedes (Dmm-Relation), each
+    retired as `dmm write` retires one: the file that holds the id in the base moves to
+    deprecated/ unchanged but for its status, and the proposed memory names it in
+    `supersedes`. A claim the branch does not carry out exactly is refused."""
+    from dmm.proposals.relations import superseded
+
+    if proposal.relation_problems:
+        raise _Refused("its relations cannot be read: " + "; ".join(proposal.relation_problems))
+    ids = superseded(proposal.relations)
+    if not ids:
+        return set()
+    if proposal.type not in ("create", "update"):
+        raise _Refused(f"a {proposal.type} proposal declares no relations")
+    own = _clean(proposal.new_path or proposal.path)
+    mine, _ = parse_memory(_text(git, proposal.commit, own) or "", own)
+    allowed: set[str] = set()
+    gone = [p for p in changed if p.startswith(MEMORY_ROOT) and p != MEMORY_ROOT + own
+            and not git.path_exists(proposal.commit, p)]
+    for memory_id in ids:
+        held = [p for p in gone if memory_id in memory_ids_in(git, base, p)]
+        if len(held) != 1:
+            raise _Refused(f"it declares that it supersedes {memory_id} but does not retire it")
+        path = held[0][len(MEMORY_ROOT):]
+        moved_to, expected = deprecation(path, _text(git, base, path))
+        if _text(git, proposal.commit, moved_to) != expected:
+            raise _Refused(f"{memory_id} must move to {moved_to} unchanged but for its status")
+        if mine is None or memory_id not in mine.supersedes:
+            raise _Refused(f"the proposed memory must name {memory_id} in `supersedes`")
+        allowed |= {MEMORY_ROOT + path, MEMORY_ROOT + moved_to}
+    return allowed
 
 
 def _resolution(ws: Workspace, conn: sqlite3.Connection, git: Git, proposal: Proposal,

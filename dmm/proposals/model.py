@@ -70,6 +70,10 @@ class Proposal:
     remote: str | None = None  # the remote whose branch it was read from, None when local
     # the proposal commit's author as git shows it: Dmm-Proposed-By is the branch's own claim
     committed_by: str = ""
+    # what the writer declares about other memories (Dmm-Relation trailers: claims, checked
+    # again wherever they are read; see dmm.proposals.relations), and why any cannot be read
+    relations: list = field(default_factory=list)
+    relation_problems: list[str] = field(default_factory=list)
 
     @property
     def claimed(self) -> bool:
@@ -83,7 +87,8 @@ class Proposal:
                 "proposed_by": self.proposed_by, "committed_by": self.committed_by,
                 "proposed_by_claimed": self.claimed, "proposed_at": self.proposed_at,
                 "status": self.status, "branch": PROPOSAL_PREFIX.removeprefix("refs/heads/")
-                + self.proposal_id, "commit": self.commit, "base": self.base}
+                + self.proposal_id, "commit": self.commit, "base": self.base,
+                "relations": [r.to_dict() for r in self.relations]}
 
 
 @dataclass
@@ -98,13 +103,21 @@ class ProposalResult:
     message: str = ""
     proposal: Proposal | None = None
     not_found: bool = False  # refused because the memory it is about does not exist
+    # the proposed memory, parsed (None for a deprecation or a promotion, or when it does not
+    # parse): what its nearest memories are found for; never part of the answer itself
+    memory: object = field(default=None, repr=False)
+    # its nearest memories for the writer to judge (dmm.proposals.neighbours), each with what
+    # the writer declared about it, and the request to declare the ones not declared yet
+    neighbours: list[dict] = field(default_factory=list)
+    declare: str | None = None
 
     def to_dict(self) -> dict:
         out = {"success": self.success, "proposal_id": self.proposal_id,
                "precheck_passed": self.precheck_passed,
                "precheck_warnings": self.precheck_warnings,
                "precheck_errors": self.precheck_errors, "message": self.message,
-               "not_found": self.not_found}
+               "not_found": self.not_found, "neighbours": self.neighbours,
+               "declare": self.declare, "relations": []}
         if self.proposal:
             out.update({k: v for k, v in self.proposal.to_dict().items()
                         if k not in ("proposal_id",)})

@@ -13,16 +13,22 @@ import sqlite3
 from dmm.errors import InvalidInputError
 from dmm.fsutil import file_lock
 from dmm.gitrepo import Git, commit_message
+from dmm.index.read import active_paths
+from dmm.memory import Memory
 from dmm.memory.edit import (FrontmatterEditError, PatchError, apply_patch, deprecation,
-                             next_id, set_field)
+                             next_id, set_field, with_supersedes)
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
-from dmm.memory.parse import (FrontmatterError, load_frontmatter, parse_memory,
-                              split_frontmatter)
+from dmm.memory.parse import (FrontmatterError, frontmatter_ids, load_frontmatter,
+                              parse_memory, split_frontmatter)
 from dmm.memory.paths import clean_memory_path
 from dmm.proposals.checks.quality import size_warning
 from dmm.proposals.model import (MEMORY_ROOT, PROPOSAL_PREFIX, TYPES, Proposal,
                                  ProposalResult, new_proposal_id)
 from dmm.proposals.queue import open_proposals
+from dmm.proposals.relations import TRAILER as RELATION_TRAILER
+from dmm.proposals.relations import Relation, superseded
+from dmm.proposals.relations import check as check_relations
+from dmm.proposals.relations import parse as parse_relations
 from dmm.workspace import Workspace
 
 
@@ -64,18 +70,62 @@ def propose(ws: Workspace, conn: sqlite3.Connection, **kw) -> ProposalResult:
     """Check and record a proposal. Runs under dmm's lock, so that two proposals made at the
     same moment never get the same memory id, nor both open for one path."""
     with file_lock(Git(ws.root).common_dir() / "dmm.lock"):
-        return _propose(ws, conn, **kw)
+        result = _propose(ws, conn, **kw)
+    if result.memory is not None:  # found outside the lock: a query may wait for the index
+        _with_neighbours(ws, conn, result, kw.get("relations"))
+    return result
+
+
+def proposed_text(ws: Workspace, proposal: Proposal, relations: list | None) -> str | None:
+    """The memory text of an open create or update ``proposal``, for its revision: without
+    the `supersedes` links its own declarations added that ``relations`` no longer declare
+    (the revision adds back the ones it declares). None for other proposals."""
+    if proposal.type not in ("create", "update"):
+        return None
+    blob = Git(ws.root).show_blob(proposal.commit, MEMORY_ROOT + proposal.new_path)
+    if blob is None:
+        return None
+    text = blob.decode("utf-8", "replace")
+    dropped = set(superseded(proposal.relations)) - set(superseded(
+        parse_relations(relations)[0]))
+    memory, _ = parse_memory(text, proposal.new_path)
+    if not dropped or memory is None:
+        return text
+    kept = [i for i in memory.supersedes if i not in dropped]
+    try:
+        return set_field(text, "supersedes", kept or None)
+    except FrontmatterEditError:
+        return text
+
+
+def _with_neighbours(ws: Workspace, conn: sqlite3.Connection, result: ProposalResult,
+                     relations: list | None) -> None:
+    """The proposed memory's nearest memories, each with what the writer declared about it,
+    and the request to declare the others (dmm.proposals.relations)."""
+    from dmm.proposals.neighbours import nearest
+    from dmm.proposals.relations import request
+
+    declared = result.proposal.relations if result.proposal else \
+        _named_ids(ws, conn, parse_relations(relations)[0])
+    said = {r.memory_id: r.relation for r in declared}
+    found = nearest(ws, conn, result.memory, exclude=(result.memory.path,))
+    result.neighbours = [{**n.to_dict(), "declared": said.get(n.memory_id)} for n in found]
+    result.declare = request([n.memory_id for n in found], declared)
 
 
 def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, reason: str,
              content: str | None = None, patch: str | None = None, new_scope: str | None = None,
              expires: str | None = None, proposed_by: str = "agent",
-             today: dt.date | None = None, replaces: str | None = None) -> ProposalResult:
+             today: dt.date | None = None, replaces: str | None = None,
+             relations: list | None = None) -> ProposalResult:
     """``replaces``: the open proposal this one is to replace (its author revising it): it
-    does not count as the one already open for the path."""
+    does not count as the one already open for the path. ``relations``: what the writer
+    declares about other memories (dmm.proposals.relations), recorded as trailers; a declared
+    supersession also retires the memory it names, in the same proposal."""
     today = today or dt.date.today()
     git = Git(ws.root)
     checks = _Checks()
+    declared, relation_errors = parse_relations(relations)  # reported with the neighbours
     if type not in TYPES:
         checks.errors.append(f"type must be one of {', '.join(TYPES)}")
     if not reason.strip():
@@ -165,7 +215,7 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
                                or (ws.memory_dir / new_rel).exists()):
             checks.errors.append(f"{new_rel} already exists")
 
-    memory_id = ""
+    memory_id, memory = "", None
     if new_text is not None and len(new_text.encode("utf-8", "surrogatepass")) > max_bytes:
         checks.errors.append(_too_large("the memory", len(new_text.encode("utf-8",
                                                                            "surrogatepass")),
@@ -185,18 +235,34 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
                 checks.warnings.append(size)
     if "baseline" in (rel.split("/", 1)[0], new_rel.split("/", 1)[0]):
         checks.warnings.append("this changes a baseline memory: a person must approve it")
+    retired: dict[str, str | None] = {}
+    if type not in ("create", "update"):
+        memory = None  # a move or a retirement: no new content to relate to others
+        if relations:
+            checks.errors.append("relations are declared for a memory's content: with a "
+                                 f"create or an update, not a {type}")
+    checks.errors += relation_errors
+    if memory is not None and declared:
+        declared = _named_ids(ws, conn, declared)
+        known = active_paths(conn, sorted({r.memory_id for r in declared}))
+        checks.errors += check_relations(declared, known, {memory.id, *_ids_at(conn, rel)})
+        if not checks.errors:
+            new_text, retired = _superseding(git, known, base, new_text, memory, declared,
+                                             open_props, replaces, checks)
     if checks.errors:
-        return _refused(checks)
+        return _refused(checks, memory)
 
     proposal_id = new_proposal_id()
     changes: dict[str, str | None] = {MEMORY_ROOT + new_rel: git.hash_blob(new_text.encode())}
     if new_rel != rel:
         changes[MEMORY_ROOT + rel] = None
+    changes.update(retired)
     tree = git.tree_with(base, changes)
     pairs = [("Dmm-Proposal", proposal_id), ("Dmm-Type", type), ("Dmm-Path", rel)]
     if new_rel != rel:
         pairs.append(("Dmm-New-Path", new_rel))
     pairs += [("Dmm-Memory", memory_id), ("Dmm-Proposed-By", proposed_by)]
+    pairs += [(RELATION_TRAILER, r.trailer()) for r in declared]
     message = commit_message(f"dmm: propose {type} {rel}", reason, pairs)
     commit = git.commit_tree(tree, [base], message)
     if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, commit, None)]):
@@ -204,10 +270,10 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
         return _refused(checks)
     proposal = Proposal(proposal_id, type, rel, new_rel, memory_id, reason.strip(), proposed_by,
                         dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                        commit, base)
+                        commit, base, relations=declared)
     return ProposalResult(True, proposal_id, True, checks.warnings, [],
                           f"proposal {proposal_id} created on branch "
-                          f"dmm/proposals/{proposal_id}", proposal)
+                          f"dmm/proposals/{proposal_id}", proposal, memory=memory)
 
 
 MAX_REASON_CHARS = 8000  # a reason says why in a paragraph or two; it goes into a commit
@@ -218,9 +284,68 @@ def _too_large(what: str, size: int, limit: int) -> str:
             "into smaller memories")
 
 
-def _refused(checks: _Checks) -> ProposalResult:
+def _refused(checks: _Checks, memory: Memory | None = None) -> ProposalResult:
     return ProposalResult(False, None, False, checks.warnings, checks.errors,
-                          "precheck failed: nothing was proposed", not_found=checks.not_found)
+                          "precheck failed: nothing was proposed", not_found=checks.not_found,
+                          memory=memory)
+
+
+def _named_ids(ws: Workspace, conn: sqlite3.Connection,
+               declared: list[Relation]) -> list[Relation]:
+    """The declarations with a memory named by its path turned into its id (every command
+    names a memory either way); an unknown name stays, for check_relations to refuse."""
+    out = []
+    for r in declared:
+        if "/" in r.memory_id or r.memory_id.endswith(".md"):
+            try:
+                found = conn.execute("SELECT id FROM memories WHERE path = ?",
+                                     (ws.memory_relpath(r.memory_id),)).fetchone()
+            except InvalidInputError:
+                found = None
+            if found:
+                r = Relation(found[0], r.relation, r.note)
+        out.append(r)
+    return out
+
+
+def _ids_at(conn: sqlite3.Connection, rel: str) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT id FROM memories WHERE path = ?", (rel,))}
+
+
+def _superseding(git: Git, known: dict[str, str | None], base: str, new_text: str,
+                 memory: Memory, declared: list[Relation], open_props: list[Proposal],
+                 replaces: str | None, checks: _Checks) -> tuple[str, dict[str, str | None]]:
+    """A declared supersession is the deprecation it implies: the new memory names what it
+    supersedes (`supersedes:`), and each memory it supersedes moves to deprecated/ in the
+    same proposal, unchanged but for its status (as `dmm write deprecate` moves one), so that
+    a person approves both at once. Returns the new text and the files it retires."""
+    ids = superseded(declared)
+    if not ids:
+        return new_text, {}
+    retired: dict[str, str | None] = {}
+    for memory_id in ids:
+        path = known[memory_id]
+        blob = git.show_blob(base, MEMORY_ROOT + path)
+        if blob is None or memory_id not in frontmatter_ids(blob):
+            checks.errors.append(f"{memory_id} is not committed at {path} yet: commit it "
+                                 "before a proposal can supersede it")
+            continue
+        for other in open_props:
+            if path in (other.path, other.new_path) and other.proposal_id != replaces:
+                checks.errors.append(f"proposal {other.proposal_id} is already open for "
+                                     f"{path}, which this one would retire: decide it first")
+        moved = _edited(checks, path, deprecation, path, blob.decode("utf-8", "replace"))
+        if moved is None:
+            continue
+        moved_to, text = moved
+        if git.path_exists(base, MEMORY_ROOT + moved_to):
+            checks.errors.append(f"{moved_to} already exists: {memory_id} cannot be retired "
+                                 "there")
+            continue
+        retired[MEMORY_ROOT + path] = None
+        retired[MEMORY_ROOT + moved_to] = git.hash_blob(text.encode())
+    edited = _edited(checks, memory.path, with_supersedes, new_text, memory.supersedes, ids)
+    return edited or new_text, retired
 
 
 def _field(text: str, key: str) -> str | None:

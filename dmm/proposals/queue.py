@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dmm.gitrepo import Commit, Git, message_body, trailer_values
 from dmm.proposals.model import RESOLUTION_TRAILERS, Proposal, check_proposal_id
+from dmm.proposals.relations import TRAILER as RELATION
+from dmm.proposals.relations import from_trailers
 from dmm.shellcmd import command
 
 
@@ -12,6 +14,7 @@ def from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal 
     for commit in commits:
         t = commit.trailers
         if t.get("Dmm-Proposal") == proposal_id and "Dmm-Type" in t:
+            relations, problems = from_trailers(trailer_values(commit.message, RELATION))
             return Proposal(proposal_id=proposal_id, type=t["Dmm-Type"], path=t.get("Dmm-Path", ""),
                             new_path=t.get("Dmm-New-Path", t.get("Dmm-Path", "")),
                             memory_id=t.get("Dmm-Memory", ""), reason=message_body(commit.message),
@@ -24,7 +27,8 @@ def from_commits(proposal_id: str, tip: str, commits: list[Commit]) -> Proposal 
                             resolution={k: t[k] for k in RESOLUTION_TRAILERS if k in t}
                             if t["Dmm-Type"] == "resolve" else {},
                             declared_ids=[v for key in ("Dmm-Memory", "Dmm-Target", "Dmm-Created")
-                                          for v in trailer_values(commit.message, key)])
+                                          for v in trailer_values(commit.message, key)],
+                            relations=relations, relation_problems=problems)
     return None
 
 

@@ -97,6 +97,9 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
     elif any(i.category == "conflicts" for i in issues):
         result.decision = "deferred"
         result.reason = "it would conflict with memories in the store: a person decides"
+    elif any(i.defers for i in issues):
+        result.decision = "deferred"
+        result.reason = next(i.message for i in issues if i.defers)
     elif not force and result.confidence < ws.config["review"]["defer_below_confidence"]:
         result.decision = "deferred"
         result.reason = f"{len(warnings)} warnings: a person should look at it"

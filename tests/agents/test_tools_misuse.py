@@ -32,6 +32,10 @@ def test_every_tool_says_what_it_accepts(store):
 
     assert (mcp_tools.SCOPES, mcp_tools.STATUSES, mcp_tools.SORTS) == (SCOPES, STATUSES, SORTS)
     assert (mcp_tools.PROPOSAL_TYPES, mcp_tools.CONFLICT_TYPES) == (TYPES, CONFLICT_TYPES)
+    from dmm.proposals import relations
+
+    assert (mcp_tools.RELATIONS, mcp_tools.MAX_RELATIONS, mcp_tools.MAX_NOTE_CHARS) == (
+        relations.RELATIONS, relations.MAX_RELATIONS, relations.MAX_NOTE_CHARS)
 
     async def calls(client):
         return (await client.list_tools()).tools

@@ -24,6 +24,9 @@ class Issue:
     # a bound BOOT.md tells agents is required: the automated reviewer rejects on it, a person
     # approving sees it as a warning and may decide otherwise
     required: bool = False
+    # a change only a person may approve (a memory the proposal retires): the reviewer defers
+    # it, whatever its confidence
+    defers: bool = False
 
     def to_dict(self) -> dict:
         return {"category": self.category, "severity": self.severity, "message": self.message,
@@ -52,6 +55,9 @@ class ReviewContext:
     claim_problems: list[str] = field(default_factory=list)
     # another memory on the target branch that already has the proposal's id (declared.id_taken)
     id_used_by: str | None = None
+    # what the checks found about the proposal and other memories (relations.Finding), read
+    # by the relations check beside what the writer declared; any check may add to it
+    findings: list = field(default_factory=list)
 
     @property
     def own_paths(self) -> set[str]:
@@ -60,6 +66,8 @@ class ReviewContext:
 
 
 def all_checks() -> list:
-    from dmm.proposals.checks import baseline, conflicts, declared, duplicate, quality, schema
+    from dmm.proposals.checks import (baseline, conflicts, declared, duplicate, quality,
+                                      relations, schema)
 
-    return [declared, schema, quality, duplicate, conflicts, baseline]
+    # relations last: it reads the findings of the checks before it
+    return [declared, schema, quality, duplicate, conflicts, baseline, relations]

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from dmm.conflicts.scanner import against_store
 from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.relations import Finding
 
 NAME = "conflicts"
+# what each kind of conflict says about the two memories, in the writer's vocabulary
+# (relations.ACKNOWLEDGES); a broken supersession chain is about links, not meaning
+KINDS = {"contradictory": "contradicts", "stale": "contradicts", "duplicate": "duplicates",
+         "scope_overlap": "duplicates"}
 
 
 def run(ctx: ReviewContext) -> list[Issue]:
@@ -18,6 +23,9 @@ def run(ctx: ReviewContext) -> list[Issue]:
     issues = []
     for c in found:
         other = c.memories[1] if c.memories[0].memory_id == ctx.memory.id else c.memories[0]
+        if c.type in KINDS:
+            ctx.findings.append(Finding(other.memory_id, other.path, KINDS[c.type], NAME,
+                                        c.description))
         issues.append(Issue(NAME, "warning", f"would conflict with {other.path}: "
                                              f"{c.description}",
                             suggestion="clarify both memories, or deprecate the one that is "

@@ -6,6 +6,7 @@ from rapidfuzz import fuzz, process
 
 from dmm.index.similar import similar_memories
 from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.relations import Finding
 
 NAME = "duplicate"
 TITLE_MATCH = 90  # rapidfuzz token_sort_ratio, 0-100
@@ -20,6 +21,9 @@ def run(ctx: ReviewContext) -> list[Issue]:
     ctx.similar = similar
     issues = []
     for s in similar:
+        if s.similarity >= cfg["similar_threshold"]:
+            ctx.findings.append(Finding(s.memory_id, s.path, "duplicates", NAME,
+                                        f"similarity {s.similarity:.2f}"))
         if s.similarity >= cfg["duplicate_threshold"]:
             issues.append(Issue(NAME, "error", f"duplicates {s.path} ({s.memory_id}, similarity "
                                 f"{s.similarity:.2f})", suggestion=f"update {s.path} instead"))
