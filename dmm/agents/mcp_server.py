@@ -145,11 +145,10 @@ def build_server(ws: Workspace, who: Callable[[], str]):
              "structuredContent": json.loads(text), "isError": False})
 
     async def list_resources(ctx, params):
-        return types.ListResourcesResult.model_validate({"resources": mcp_tools.RESOURCES})
+        return types.ListResourcesResult.model_validate(mcp_tools.resources_list())
 
     async def list_templates(ctx, params):
-        return types.ListResourceTemplatesResult.model_validate(
-            {"resourceTemplates": mcp_tools.RESOURCE_TEMPLATES})
+        return types.ListResourceTemplatesResult.model_validate(mcp_tools.templates_list())
 
     async def read(ctx, params):
         import anyio

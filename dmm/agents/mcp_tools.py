@@ -1,8 +1,8 @@
 """What `dmm mcp` offers an agent, as plain data: every tool's name, description, input and
 output JSON Schema and annotations, the resources, and the server's instructions. Importing
-this module costs nothing (no SDK, no core), so `dmm mcp` answers `initialize` and
-`tools/list` from it at once (dmm.agents.mcp_stdio) while the SDK loads, and the SDK's server
-(dmm.agents.mcp_server) is built from the same table: the two cannot drift apart.
+this module costs nothing (no SDK, no core), so `dmm mcp` answers `initialize`, `tools/list`
+and the resource lists from it at once (dmm.agents.mcp_stdio) while the SDK loads, and the
+SDK's server (dmm.agents.mcp_server) is built from the same tables: the two cannot drift apart.
 
 The schemas are the contract an agent reads: parameter descriptions, enums, ranges and item
 counts say what is accepted, and ``dispatch`` checks every call against them (jsonschema)
@@ -246,6 +246,16 @@ RESOURCE_TEMPLATES = [{"uriTemplate": "dmm://memory/{memory_id}", "name": "memor
 def tools_list() -> dict:
     """The `tools/list` result."""
     return {"tools": TOOLS}
+
+
+def resources_list() -> dict:
+    """The `resources/list` result."""
+    return {"resources": RESOURCES}
+
+
+def templates_list() -> dict:
+    """The `resources/templates/list` result."""
+    return {"resourceTemplates": RESOURCE_TEMPLATES}
 
 
 def check_arguments(name: str, arguments: dict) -> None:
