@@ -93,11 +93,12 @@ def _deadline() -> float:
         return DEADLINE_S
 
 
-def _watchdog():
+def _watchdog(fallback: list):
     """The hook's own deadline: whatever it waits on, after 0.9 s (DMM_HOOK_DEADLINE_MS
-    changes it; 0 turns it off) it prints one line saying so and exits 0, so the prompt goes
-    on without a pack. Returns the lock to hold while printing the answer (whoever takes it
-    first prints)."""
+    changes it; 0 turns it off) it prints what it has at once and exits 0, so the prompt goes
+    on: the baseline read from files when ``fallback`` holds a Fallback that has it ready,
+    else one line saying so. Returns the lock to hold while printing the answer (whoever
+    takes it first prints)."""
     import os
     import threading
 
@@ -108,8 +109,12 @@ def _watchdog():
 
     def give_up() -> None:
         if printing.acquire(blocking=False):
-            os.write(1, f"(dmm: no memory pack this time: not ready within {seconds:.1f} s)\n"
-                     .encode())
+            line = f"(dmm: no memory pack this time: not ready within {seconds:.1f} s)\n"
+            try:
+                text = fallback[0].late(line) if fallback else line
+            except Exception:  # noqa: BLE001 - the line, whatever went wrong
+                text = line
+            os.write(1, text.encode())
             os._exit(0)
 
     timer = threading.Timer(seconds, give_up)
@@ -124,8 +129,10 @@ def _watchdog():
 def hook_cmd(ctx, event) -> int:
     """Print the memory an agent's hook adds to its context: the baseline memories at
     session start, the Memory Pack for the prompt the user just typed (read as the hook's
-    JSON on stdin: {"prompt": ..., "cwd": ...}). Never blocks the agent: a failure is one
-    line of output and exit 0.
+    JSON on stdin: {"prompt": ..., "cwd": ..., "session_id": ...}). Never blocks the agent:
+    without a pack in time it prints the baseline memories read from their files (a prompt
+    of the session that has them already gets one line instead), and exit 0 whatever fails.
+    A session whose start got no baseline gets it in its first prompt's pack.
 
     \b
     Example (what `dmm agent setup claude` configures):
@@ -134,9 +141,10 @@ def hook_cmd(ctx, event) -> int:
     import threading
     from pathlib import Path
 
-    from dmm.agents.hook import context_for, read_payload
+    from dmm.agents.hook import Fallback, context_for, read_payload
 
-    printing = _watchdog()
+    fallback: list = []  # the baseline from files, once the repository is known
+    printing = _watchdog(fallback)
     try:
         payload = read_payload(sys.stdin.read() if not sys.stdin.isatty() else "")
         cwd = payload.get("cwd")
@@ -147,8 +155,11 @@ def hook_cmd(ctx, event) -> int:
 
         # an agent waits for this, and the watchdog gives it the deadline (0.9 s): a process
         # that is not running yet is started for the next prompt and this one is answered by
-        # words; one that is slow to answer is passed by with time left to answer by words
+        # words; one that is slow to answer is passed by with time left to answer by words.
+        # Past a third of the deadline, the baseline is read from its files meanwhile, to be
+        # answered should the pack not come.
         seconds = _deadline() or 60.0
+        fallback.append(Fallback(ws, event, payload, after=seconds / 3))
         answer, _note = via_background(
             ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
             start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)
@@ -156,6 +167,8 @@ def hook_cmd(ctx, event) -> int:
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         text = f"(dmm: no memory pack this time: {detail})\n"
+    if fallback:  # before taking the lock: reading the baseline may not pass the deadline
+        text = fallback[0].settle(text)
     if not printing.acquire(blocking=False):
         threading.Event().wait()  # the deadline has passed: its line is being printed
     if text:
