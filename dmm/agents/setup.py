@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dmm.agents import confined, edits
+from dmm.agents import confined, edits, mcp_tools
 from dmm.agents.where import where
 from dmm.errors import InvalidInputError
 from dmm.workspace import Workspace
@@ -68,8 +68,11 @@ HOOKS = {"SessionStart": hook_command("session-start"),
 # Codex: the server must be up for the first request, and its read-only tools run without
 # asking (Codex asks for every MCP tool call otherwise, and `codex exec` cannot ask)
 CODEX_SERVER = {**MCP_SERVER, "required": True, "startup_timeout_sec": 20}
-READ_ONLY_TOOLS = ("memory_query", "memory_show", "memory_list", "proposal_status",
-                   "proposal_list", "conflicts_check", "conflicts_check_content")
+# what the tools declare of themselves (readOnlyHint), so a new tool is placed by its definition
+READ_ONLY_TOOLS = tuple(t["name"] for t in mcp_tools.TOOLS if t["annotations"]["readOnlyHint"])
+# Claude Code: the read-only tools run without asking (`claude -p` cannot ask, and refused every
+# dmm tool); the writes stay with the client's normal asking
+CLAUDE_ALLOW = tuple(f"mcp__dmm__{name}" for name in READ_ONLY_TOOLS)
 CURSOR_SERVER = {"command": "dmm", "args": ["-C", "${workspaceFolder}", "mcp"]}
 
 
@@ -89,7 +92,8 @@ def setup(ws: Workspace, target: str) -> list[Written]:
     root = ws.root
     if target == "claude":
         written = [_edit(root, ".mcp.json", _with_server(MCP_SERVER)),
-                   _edit(root, ".claude/settings.json", _with_hooks),
+                   _edit(root, ".claude/settings.json",
+                         _chain(_with_hooks, _with_allowed(CLAUDE_ALLOW))),
                    _edit(root, "CLAUDE.md", _with_section(POINTER))]
         found = where(root)
         if found.mismatch:  # the user's own, uncommitted settings name their dmm
@@ -108,6 +112,17 @@ def setup(ws: Workspace, target: str) -> list[Written]:
 
 # An edit: (the file's text, its name) -> (the new text, what was done or kept)
 Edit = Callable[[str, str], "tuple[str, str]"]
+
+
+def _chain(*changes: Edit) -> Edit:
+    """One edit made of several, one after the other, saying what each did."""
+    def change(text: str, rel: str) -> tuple[str, str]:
+        said = []
+        for one in changes:
+            text, detail = one(text, rel)
+            said += [detail] if detail else []
+        return text, "; ".join(said)
+    return change
 
 
 def _edit(root: Path, rel: str, change: Edit) -> Written:
@@ -152,6 +167,35 @@ def _with_env(name: str, value: str) -> Edit:
             return text, ("" if env[name] == value else f"kept the existing env.{name}")
         return edits.add_member(text, ("env",), name, value), f"set env.{name}"
     return change
+
+
+def _with_allowed(rules: tuple[str, ...]) -> Edit:
+    """Claude Code's settings: ``permissions.allow`` holds ``rules`` (the user's own rules,
+    and the order they wrote them in, kept)."""
+    def change(text: str, rel: str) -> tuple[str, str]:
+        data = edits.load_json(text, rel)
+        permissions = data.get("permissions")
+        if permissions is None:
+            return edits.add_member(text, (), "permissions", {"allow": list(rules)}), \
+                _allowed(rules)
+        if not isinstance(permissions, dict):
+            raise InvalidInputError(f"{rel}: permissions is not an object: fix the file by hand")
+        allow = permissions.get("allow")
+        if allow is None:
+            return edits.add_member(text, ("permissions",), "allow", list(rules)), \
+                _allowed(rules)
+        if not isinstance(allow, list):
+            raise InvalidInputError(f"{rel}: permissions.allow is not a list: fix the file by "
+                                    "hand")
+        missing = [r for r in rules if r not in allow]
+        for rule in missing:
+            text = edits.append_item(text, ("permissions", "allow"), rule)
+        return text, (_allowed(tuple(missing)) if missing else "")
+    return change
+
+
+def _allowed(rules: tuple[str, ...]) -> str:
+    return f"allowed the read-only tools: {', '.join(r.rsplit('__', 1)[1] for r in rules)}"
 
 
 def _with_hooks(text: str, rel: str) -> tuple[str, str]:
