@@ -92,8 +92,50 @@ _PROPOSAL_OUT = _out({"success": {"type": "boolean"},
                      ("success",))
 
 
+def _limits(schema: dict) -> str:
+    """A parameter's ranges in words: Codex passes a tool's schema to its model without
+    minimum, maximum, lengths and item counts, so the description says them too."""
+    said = []
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is not None and high is not None:
+        said.append(f"from {low:,} to {high:,}")
+    elif low is not None:
+        said.append(f"at least {low:,}")
+    elif high is not None:
+        said.append(f"at most {high:,}")
+    if schema.get("maxLength") is not None:
+        said.append(f"at most {schema['maxLength']:,} characters")
+    few, many = schema.get("minItems"), schema.get("maxItems")
+    if few is not None and few == many:
+        said.append(f"exactly {few} items")
+    elif few is not None and many is not None:
+        said.append(f"{few} to {many} items")
+    elif many is not None:
+        said.append(f"at most {many} items")
+    elif few is not None:
+        said.append(f"at least {few} item{'s' if few > 1 else ''}")
+    if schema.get("uniqueItems"):
+        said.append("no item twice")
+    return "; ".join(said)
+
+
+def _described(schema: dict) -> dict:
+    """``schema`` (a parameter's) with its ranges said in its description, its items' too."""
+    out = dict(schema)
+    if isinstance(out.get("items"), dict):
+        out["items"] = _described(out["items"])
+    limits = _limits(out)
+    if limits:
+        text = out.get("description", "").rstrip()
+        said = limits[0].upper() + limits[1:] + "."
+        out["description"] = f"{text}{'' if text.endswith('.') else '.'} {said}" if text \
+            else said
+    return out
+
+
 def _tool(name: str, title: str, description: str, inputs: dict, output: dict, *,
           read_only: bool, idempotent: bool) -> dict:
+    inputs = dict(inputs, properties={k: _described(v) for k, v in inputs["properties"].items()})
     return {"name": name, "title": title, "description": description, "inputSchema": inputs,
             "outputSchema": output,
             "annotations": {"title": title, "readOnlyHint": read_only,

@@ -31,54 +31,31 @@ def setup_cmd(ctx, agent, as_json) -> int:
     there (existing settings are kept), and print what was written. Review and commit them:
     the whole team's agents then use the same memory.
 
+    The files name this dmm by its absolute path (an agent's shell may not have it on PATH),
+    and the output says what a teammate whose dmm is elsewhere does, and, for Codex, how to
+    trust the hooks. `generic` writes nothing and prints the command an MCP client runs
+    (`--json`: "command").
+
     \b
     Example:
       dmm agent setup claude && git add .mcp.json .claude/settings.json CLAUDE.md
     """
-    from dmm.agents.setup import setup
+    from dmm.agents.setup import advice, mcp_command, setup
 
     ws = workspace(ctx)
     written = setup(ws, agent)
+    notes = advice(ws, agent)
     if as_json:
-        emit_json({"agent": agent, "files": [w.to_dict() for w in written]})
+        emit_json({"agent": agent, "files": [w.to_dict() for w in written],
+                   "command": mcp_command(ws), "notes": notes})
         return 0
     for w in written:
         click.echo(f"{w.action:9s} {w.path}" + (f"  ({w.detail})" if w.detail else ""))
-    if agent == "generic":
-        message("Configure your agent's MCP client to start: dmm mcp   (in this repository, or "
-                "dmm -C <repository> mcp)")
-        message("and point its instructions at .dmm/BOOT.md.")
-    elif any(w.action in ("created", "updated") for w in written):
-        message("Review and commit these files so that every clone uses the same memory"
-                + (" (not .claude/settings.local.json: it is yours)." if any(
-                    w.path.endswith("settings.local.json") for w in written) else "."))
-    _where_advice(ws, agent)
+    if any(w.action in ("created", "updated") for w in written):
+        message("Review and commit these files so that every clone uses the same memory.")
+    for note in notes:
+        message(note)
     return 0
-
-
-def _where_advice(ws, agent: str) -> None:
-    """Say what to do when the `dmm` the agent will run is not this one (a virtualenv)."""
-    from dmm.agents.where import where
-
-    found = where(ws.root)
-    if agent == "generic" or not found.mismatch:
-        return
-    message(f"note: {found.advice()}.")
-    if agent == "claude":
-        message("  The hooks use it through DMM_COMMAND in .claude/settings.local.json (your "
-                "own, uncommitted settings). For the MCP server, run once:")
-        from dmm.shellcmd import command as shell_command
-
-        message("    " + shell_command("claude", "mcp", "add", "--scope", "local", "dmm", "--",
-                                       str(found.command), "mcp"))
-    elif agent == "codex":
-        message("  Codex starts `dmm` from PATH: install dmm where your shell finds it "
-                "(e.g. pipx install dmm), or in your own ~/.codex/config.toml set")
-        message(f'    [mcp_servers.dmm] command = "{found.command}"')
-    elif agent == "cursor":
-        message("  Cursor starts `dmm` from PATH: install dmm where it finds it, or in your own "
-                f'~/.cursor/mcp.json use "command": "{found.command}"')
-    message("  Teammates who install dmm on their PATH need none of this.")
 
 
 def _deadline() -> float:

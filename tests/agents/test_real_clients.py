@@ -204,6 +204,11 @@ def test_codex_uses_dmm_end_to_end(store, tmp_path):
             env={**env, "OPENAI_API_KEY": "sk-standin"})
         keep("codex-session", standin, proc)
     check_session(store, standin, proc, "codex-mcp-client")
+    # Codex strips a schema's ranges: the model reads them in the descriptions
+    tools = next(t for r in standin.requests for t in r.get("tools") or []
+                 if t.get("name") == "mcp__dmm")["tools"]
+    query = next(t for t in tools if t["name"] == "memory_query")["parameters"]["properties"]
+    assert "maximum" not in query["budget"] and "20,000" in query["budget"]["description"]
 
 
 def test_the_clients_list_the_server_setup_wrote(store, tmp_path):
