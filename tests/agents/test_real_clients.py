@@ -114,10 +114,11 @@ def check_session(store, standin: StandIn, proc: subprocess.CompletedProcess, ag
     assert "internal error" not in joined
 
 
-def claude_session(store, tmp_path, steps: list[dict], *allowed: str
+def claude_session(store, tmp_path, steps: list[dict], *allowed: str, approved: bool = True
                    ) -> tuple[StandIn, subprocess.CompletedProcess]:
-    """`claude -p` in ``store`` set up by `dmm agent setup claude` (and approved as a person
-    would), driven by ``steps``; ``allowed``: what the command line allows besides."""
+    """`claude -p` in ``store`` set up by `dmm agent setup claude` (and its server approved
+    as a person would, unless not ``approved``), driven by ``steps``; ``allowed``: what the
+    command line allows besides."""
     claude = client("claude")
     home = tmp_path / "home"
     home.mkdir()
@@ -130,8 +131,9 @@ def claude_session(store, tmp_path, steps: list[dict], *allowed: str
     # what a person's approvals leave: the folder trusted, the project's MCP server approved
     (home / ".claude.json").write_text(json.dumps({"projects": {str(store.root): {
         "hasTrustDialogAccepted": True}}}))
-    (store.root / ".claude" / "settings.local.json").write_text(json.dumps(
-        {"enabledMcpjsonServers": ["dmm"]}))
+    if approved:
+        (store.root / ".claude" / "settings.local.json").write_text(json.dumps(
+            {"enabledMcpjsonServers": ["dmm"]}))
     with StandIn(steps) as standin:
         proc = subprocess.run(
             [str(claude), "-p", "Raise the upload size ceiling of the gateway to 100 MB",
@@ -176,6 +178,15 @@ def test_headless_claude_runs_the_read_only_tools_setup_allowed(store, tmp_path)
     assert "flag conflict" not in git(store.root, "log", "--format=%s")
 
 
+def test_claude_p_starts_a_project_server_still_pending_approval(store, tmp_path):
+    """What docs/agents.md warns of: `.mcp.json` runs before anyone approves it."""
+    standin, proc = claude_session(store, tmp_path, [
+        {"tool": "memory_query", "input": {"task": "the upload size ceiling of the gateway"}},
+        {"text": "done"}], approved=False)
+    results = standin.tool_results()
+    assert proc.returncode == 0 and results and "Upload size ceiling" in results[0], results
+
+
 def test_codex_uses_dmm_end_to_end(store, tmp_path):
     codex = client("codex")
     home = tmp_path / "codex-home"
@@ -195,9 +206,8 @@ def test_codex_uses_dmm_end_to_end(store, tmp_path):
         proc = subprocess.run(
             [str(codex), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
              "-m", "standin", "-c", "model_provider=standin", "-c", provider,
-             # the user lets the writes run without asking (codex exec cannot ask)
-             "-c", 'mcp_servers.dmm.tools.memory_propose.approval_mode="approve"',
-             "-c", 'mcp_servers.dmm.tools.conflict_flag.approval_mode="approve"',
+             # no approval for the writes: `codex exec` does not ask before them
+             # (docs/agents.md says so)
              "Raise the upload size ceiling of the gateway to 100 MB"],
             cwd=store.root, capture_output=True, text=True, timeout=240,
             stdin=subprocess.DEVNULL,
