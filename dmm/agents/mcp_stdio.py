@@ -160,8 +160,15 @@ def _client_name(name: Any) -> str:
 
 
 def serve(ws: Workspace) -> None:
-    """Serve ``ws`` over this process's stdin and stdout until the client closes stdin."""
+    """Serve ``ws`` over this process's stdin and stdout until the client closes stdin, or
+    until interrupted."""
+    import signal
+
     os.environ["DMM_AGENT"] = "mcp"  # what this server starts is an agent's (see identity)
+    # Ctrl-C (a client stopping it, a person at a terminal) ends it at once: the SDK's loop
+    # would cancel its tasks and then wait, for ever, on a thread blocked reading the pipe.
+    # Nothing is lost: every write dmm makes is atomic.
+    signal.signal(signal.SIGINT, _interrupted)
     wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -180,6 +187,10 @@ def serve(ws: Workspace) -> None:
         _run_sdk(ws, front, to_sdk_r, from_sdk_w)
     finally:
         forwarder.join(timeout=10)
+
+
+def _interrupted(signum: int, _frame) -> None:
+    os._exit(128 + signum)
 
 
 def _run_sdk(ws: Workspace, front: Front, to_sdk_r: int, from_sdk_w: int) -> None:
