@@ -41,8 +41,8 @@ def compact(data: Any) -> str:
 
 def handlers(ws: Workspace, who: Callable[[], str]) -> dict[str, Callable[..., Any]]:
     """Each tool's call; ``who`` names the agent (agent:<client>), read at call time."""
-    def propose(**kw):
-        return calls_propose(ws, who(), **kw)
+    def propose(type="create", **kw):  # the CLI's default: a new memory
+        return calls_propose(ws, who(), type=type, **kw)
 
     return {
         "memory_query": lambda **kw: mcp_calls.query(ws, **kw),

@@ -56,8 +56,8 @@ _REASON = {"type": "string", "minLength": 1, "maxLength": 2000,
            "description": "Why: what you learned, or what is wrong. The reviewer reads it."}
 _PROPOSE_INPUT = {
     "type": {"type": "string", "enum": list(PROPOSAL_TYPES), "description": (
-        "create: a new memory (content). update: change one (content or patch). deprecate: "
-        "retire one. promote: move one to another scope (new_scope).")},
+        "create (the default): a new memory (content). update: change one (content or "
+        "patch). deprecate: retire one. promote: move one to another scope (new_scope).")},
     "path": {"type": "string", "minLength": 1, "maxLength": 300, "description": (
         "The memory file under .dmm/memory/, its folder being its scope: "
         "project/api/errors.md. For update, deprecate and promote, an id works too.")},
@@ -203,7 +203,7 @@ TOOLS: list[dict] = [
           "promote takes new_scope. The answer lists what the reviewer will check; a refused "
           "proposal says why in precheck_errors. One open proposal per file: revise or "
           "withdraw your own with proposal_revise or proposal_withdraw.",
-          _obj(_PROPOSE_INPUT, ("type", "path", "reason")),
+          _obj(_PROPOSE_INPUT, ("path", "reason")),
           _PROPOSAL_OUT, read_only=False, idempotent=False),
     _tool("proposal_status", "Where a proposal stands",
           "Whether a proposal is open (pending, deferred) or decided (approved, modified, "
@@ -224,7 +224,9 @@ TOOLS: list[dict] = [
           "same fields as memory_propose; type and path default to the old proposal's). The "
           "old one is withdrawn only once the new one is recorded.",
           _obj({"proposal_id": _PROPOSAL_ID, "reason": _REASON,
-                **{k: v for k, v in _PROPOSE_INPUT.items() if k != "reason"}},
+                **{k: v for k, v in _PROPOSE_INPUT.items() if k != "reason"},
+                "type": dict(_PROPOSE_INPUT["type"], description=(
+                    "The old proposal's unless given: create, update, deprecate or promote."))},
                ("proposal_id", "reason")),
           _out({"success": {"type": "boolean"}, "proposal_id": {"type": ["string", "null"]},
                 "replaces": {"type": "string"}}, ("success",)),
