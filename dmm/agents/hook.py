@@ -93,17 +93,63 @@ def baseline_owed(ws: Workspace, payload: dict) -> bool:
 def baseline_from_files(ws: Workspace) -> str:
     """The baseline memories read from their files, with no cache or index: what a hook that
     cannot answer in time gives instead of nothing (the same text as the SessionStart pack,
-    saying where it comes from). Empty when there is no baseline memory."""
-    import datetime as dt
+    saying where it comes from). Empty when there is no baseline memory.
 
+    Parsing and rendering cost a cold process ~200 ms (PyYAML, jinja2), which a hook short
+    of time does not have: the text is kept in the state folder under a key of what it was
+    made from (each baseline file's name, size and time, the day, the template, the limit),
+    so the next hook gets it for one folder listing while nothing changed."""
+    import datetime as dt
+    import hashlib
+
+    from dmm import __version__, store
+    from dmm.resources import resource_dir
+
+    today = dt.date.today()
+    limit = int(ws.config["store"]["max_file_bytes"])
+    files = sorted(store.scan(ws.memory_dir / "baseline").items())[:MAX_FALLBACK_FILES]
+    template = (resource_dir("templates") / "hook.md.j2").stat()
+    key = hashlib.sha256(repr((files, str(today), limit, ws.config["agents"]["hook_max_chars"],
+                               __version__, template.st_mtime_ns, template.st_size)
+                              ).encode()).hexdigest()
+    kept = _kept_baseline(ws, key)
+    if kept is not None:
+        return kept
+    text = _baseline_text(ws, [rel for rel, _ in files], today, limit)
+    _keep_baseline(ws, key, text)
+    return text
+
+
+FALLBACK_FILE = "baseline-fallback.txt"  # in the state folder: a key line, then the text
+
+
+def _kept_baseline(ws: Workspace, key: str) -> str | None:
+    from dmm.fsutil import UnreadableFile, read_regular
+
+    try:
+        data = read_regular(ws.state_dir / FALLBACK_FILE, 1 << 20).decode("utf-8")
+    except (OSError, UnicodeDecodeError, UnreadableFile):  # absent or unreadable: made again
+        return None
+    head, _, text = data.partition("\n")
+    return text if head == key else None
+
+
+def _keep_baseline(ws: Workspace, key: str, text: str) -> None:
+    from dmm.fsutil import state_folder, write_atomic
+
+    try:
+        write_atomic(state_folder(ws.state_dir) / FALLBACK_FILE, key + "\n" + text)
+    except OSError:
+        pass  # the next hook reads the files again
+
+
+def _baseline_text(ws: Workspace, names: list[str], today, limit: int) -> str:
     from dmm import store
     from dmm.query.pack import Pack, PackEntry
     from dmm.render import render
 
-    today = dt.date.today()
-    limit = int(ws.config["store"]["max_file_bytes"])
     found = []
-    for rel in sorted(store.scan(ws.memory_dir / "baseline"))[:MAX_FALLBACK_FILES]:
+    for rel in names:
         memory, _ = store.read(ws.memory_dir, "baseline/" + rel, limit)
         if memory is not None and memory.scope == "baseline" and memory.is_active and \
                 not memory.is_expired(today):

@@ -133,10 +133,12 @@ def hook_cmd(ctx, event) -> int:
         # an agent waits for this, and the watchdog gives it the deadline (0.9 s): a process
         # that is not running yet is started for the next prompt and this one is answered by
         # words; one that is slow to answer is passed by with time left to answer by words.
-        # Past a third of the deadline, the baseline is read from its files meanwhile, to be
-        # answered should the pack not come.
+        # The baseline is read from its files meanwhile, to be answered should the pack not
+        # come: at once for a session's start (it is most of that answer anyway, once a
+        # session), past a third of the deadline for a prompt (most prompts never need it).
         seconds = _deadline() or 60.0
-        fallback.append(Fallback(ws, event, payload, after=seconds / 3))
+        fallback.append(Fallback(ws, event, payload,
+                                 after=0.0 if event == "session-start" else seconds / 3))
         answer, _note = via_background(
             ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
             start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)

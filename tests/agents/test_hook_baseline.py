@@ -110,3 +110,18 @@ def test_the_record_of_sessions_is_bounded(store, monkeypatch):
     kept = sorted(p.name for p in (ws.state_dir / sessions.FOLDER).iterdir())
     assert len(kept) <= 6  # pruned when each is made: the newest five and the one just made
     assert sessions.delivered(ws, "session-11") and not sessions.delivered(ws, "session-0")
+
+
+def test_the_fallback_text_is_kept_and_made_again_when_a_baseline_file_changes(store):
+    from dmm.agents.hook import FALLBACK_FILE, baseline_from_files
+
+    ws = store.ws
+    first = baseline_from_files(ws)
+    assert BASELINE in first and (ws.state_dir / FALLBACK_FILE).is_file()
+    assert baseline_from_files(ws) == first  # kept
+    store.add("baseline/deploys.md", "mem_2026_11_01_001", "Deploys go out on Tuesdays",
+              "Every deploy goes out on Tuesday.", scope="baseline", tags="[deploy]")
+    changed = baseline_from_files(ws)
+    assert "Deploys go out on Tuesdays" in changed and BASELINE not in changed
+    (ws.memory_dir / "baseline" / "deploys.md").unlink()
+    assert baseline_from_files(ws) == ""
