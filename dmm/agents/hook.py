@@ -91,8 +91,8 @@ def baseline_owed(ws: Workspace, payload: dict) -> bool:
 
 
 def baseline_from_files(ws: Workspace) -> str:
-    """The baseline memories read from their files, with no cache or index: what a hook that
-    cannot answer in time gives instead of nothing (the same text as the SessionStart pack,
+    """The baseline memories read from their files, with no index: what a hook that cannot
+    answer in time gives instead of nothing (the same text as the SessionStart pack,
     saying where it comes from). Empty when there is no baseline memory.
 
     Parsing and rendering cost a cold process ~200 ms (PyYAML, jinja2), which a hook short

@@ -8,9 +8,10 @@ So the front, which imports only the standard library and dmm.agents.mcp_tools, 
 info and instructions), `tools/list`, `resources/list`, `resources/templates/list`,
 `prompts/list` (an error: no prompts are offered) and `ping` from the tool table in tens of
 milliseconds (Claude Code offers a server's tools to its model only once `resources/list` is
-answered, and a first turn does not wait for the SDK), and forwards every message, `initialize` included, to the SDK's server through a pipe; the
-SDK's own answers to the requests already answered are dropped (and compared: a difference is
-logged on stderr, and a test keeps it empty). Requests the front cannot answer (tool calls,
+answered, and a first turn does not wait for the SDK), and forwards every message,
+`initialize` included, to the SDK's server through a pipe; the SDK's own answers to the
+requests already answered are dropped (and compared: a difference is logged on stderr, and a
+test keeps it empty). Requests the front cannot answer (tool calls,
 reading a resource) wait for the SDK, in order.
 
 It also marks the processes it starts as an agent's: DMM_AGENT=mcp:<client> in its
