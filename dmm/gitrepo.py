@@ -7,6 +7,7 @@ moves a branch and the paths it changed in the work tree, under git's own index.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import subprocess
@@ -402,13 +403,20 @@ class Git:
                     repr(p) for p in (wrong + extra)[:5]) + "): nothing was committed",
                 hint="use plain paths such as project/api/errors.md")
 
-    def commit_tree(self, tree: str, parents: list[str], message: str) -> str:
+    def commit_tree(self, tree: str, parents: list[str], message: str,
+                    when: dt.datetime | None = None) -> str:
+        """A commit of ``tree``; ``when`` (an aware datetime) is its author and committer
+        date, so that a record and the ids made with it show one time."""
         args = ["commit-tree", tree]
         for parent in parents:
             args += ["-p", parent]
         if self.signs():
             args.append("-S")  # commit-tree ignores commit.gpgSign by itself
-        proc = self.run(*args, input=message, check=False)
+        env = None
+        if when is not None:
+            stamp = f"@{int(when.timestamp())} +0000"
+            env = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+        proc = self.run(*args, input=message, check=False, env=env)
         if proc.returncode != 0:
             if "tell me who you are" in proc.stderr or "empty ident" in proc.stderr:
                 raise DmmError("git does not know who you are, so dmm cannot record this",

@@ -1,8 +1,12 @@
 """`dmm agent hook EVENT`: what an agent's hook adds to its context (Claude Code's
 SessionStart and UserPromptSubmit; any agent that runs a command with the prompt as JSON on
-stdin). It never blocks the agent: every failure becomes one line of output and exit 0.
+stdin). It never blocks the agent: without a pack in time it answers the baseline memories
+read from their files (``Fallback``), and any other failure is one line of output and exit 0.
+The baseline comes once per session: at its start, or, when the start did not deliver it, in
+the first prompt's pack (dmm.agents.sessions remembers which sessions have it).
 
-IO boundary: reads the hook's JSON from stdin (done by the CLI), returns text for stdout.
+IO boundary: reads the hook's JSON from stdin (done by the CLI), returns text for stdout; the
+fallback reads the baseline files, and the sessions' record lives in the state folder.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from dmm.workspace import Workspace
 EVENTS = ("session-start", "user-prompt-submit")
 
 
-BUSY = ("(dmm: no memory pack this time: another dmm holds the cache (a reindex or a scan); "
-        "the next prompt gets one)\n")
+NO_PACK = "(dmm: no memory pack this time: "  # how every line that carries no pack starts
+BUSY = (NO_PACK + "another dmm holds the cache (a reindex or a scan); the next prompt gets "
+        "one)\n")
 DEADLINE_S = 0.9  # a hook answers within this, whatever holds the cache (DMM_HOOK_DEADLINE_MS)
 
 
@@ -56,12 +61,15 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
         prompt = str(payload.get("prompt") or "").strip()
         if not prompt or payload.get("agent_id"):
             return ""  # nothing asked, or a subagent's turn: packs are for a person's prompts
-        # the baseline came once at session start: the whole budget goes to this prompt
-        budget = int(cfg["hook_budget"]) + _baseline_tokens(ws)
+        owed = baseline_owed(ws, payload)
+        # the baseline came once at session start: the whole budget goes to this prompt;
+        # a session whose start did not deliver it gets it here, within the budget
+        budget = int(cfg["hook_budget"]) + (0 if owed else _baseline_tokens(ws))
         pack = memory_pack(ws, ranking_text(prompt), budget=budget)
-        if not pack.retrieved and not pack.conflicts:
+        owed = owed and bool(pack.baseline)
+        if not pack.retrieved and not pack.conflicts and not owed:
             return ""  # nothing beyond the baseline, which the session already has
-        kind, task = "retrieved", task_line(prompt)
+        kind, task = "both" if owed else "retrieved", task_line(prompt)
     if not pack.baseline and not pack.retrieved and any(
             w.startswith("another dmm is updating") for w in pack.warnings):
         return BUSY  # the cache is being rebuilt: nothing to read yet
@@ -71,6 +79,162 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
     text = render("hook.md.j2", kind=kind, task=task, pack=pack, stats=pack.stats(),
                   notes=notes)
     return fit(text, int(cfg["hook_max_chars"]))
+
+
+def baseline_owed(ws: Workspace, payload: dict) -> bool:
+    """Whether a prompt's pack must carry the baseline: the session (named by the client) has
+    not received it, its start having answered late or not at all."""
+    from dmm.agents import sessions
+
+    session = sessions.session_of(payload)
+    return session is not None and not sessions.delivered(ws, session)
+
+
+def baseline_from_files(ws: Workspace) -> str:
+    """The baseline memories read from their files, with no index: what a hook that cannot
+    answer in time gives instead of nothing (the same text as the SessionStart pack,
+    saying where it comes from). Empty when there is no baseline memory.
+
+    Parsing and rendering cost a cold process ~200 ms (PyYAML, jinja2), which a hook short
+    of time does not have: the text is kept in the state folder under a key of what it was
+    made from (each baseline file's name, size and time, the day, the template, the limit),
+    so the next hook gets it for one folder listing while nothing changed."""
+    import datetime as dt
+    import hashlib
+
+    from dmm import __version__, store
+    from dmm.resources import resource_dir
+
+    today = dt.date.today()
+    limit = int(ws.config["store"]["max_file_bytes"])
+    files = sorted(store.scan(ws.memory_dir / "baseline").items())[:MAX_FALLBACK_FILES]
+    template = (resource_dir("templates") / "hook.md.j2").stat()
+    key = hashlib.sha256(repr((files, str(today), limit, ws.config["agents"]["hook_max_chars"],
+                               __version__, template.st_mtime_ns, template.st_size)
+                              ).encode()).hexdigest()
+    kept = _kept_baseline(ws, key)
+    if kept is not None:
+        return kept
+    text = _baseline_text(ws, [rel for rel, _ in files], today, limit)
+    _keep_baseline(ws, key, text)
+    return text
+
+
+FALLBACK_FILE = "baseline-fallback.txt"  # in the state folder: a key line, then the text
+
+
+def _kept_baseline(ws: Workspace, key: str) -> str | None:
+    from dmm.fsutil import UnreadableFile, read_regular
+
+    try:
+        data = read_regular(ws.state_dir / FALLBACK_FILE, 1 << 20).decode("utf-8")
+    except (OSError, UnicodeDecodeError, UnreadableFile):  # absent or unreadable: made again
+        return None
+    head, _, text = data.partition("\n")
+    return text if head == key else None
+
+
+def _keep_baseline(ws: Workspace, key: str, text: str) -> None:
+    from dmm.fsutil import state_folder, write_atomic
+
+    try:
+        write_atomic(state_folder(ws.state_dir) / FALLBACK_FILE, key + "\n" + text)
+    except OSError:
+        pass  # the next hook reads the files again
+
+
+def _baseline_text(ws: Workspace, names: list[str], today, limit: int) -> str:
+    from dmm import store
+    from dmm.query.pack import Pack, PackEntry
+    from dmm.render import render
+
+    found = []
+    for rel in names:
+        memory, _ = store.read(ws.memory_dir, "baseline/" + rel, limit)
+        if memory is not None and memory.scope == "baseline" and memory.is_active and \
+                not memory.is_expired(today):
+            found.append(PackEntry(memory, "baseline"))
+    if not found:
+        return ""
+    pack = Pack(task="", budget=0, baseline=found, retrieved=[], excluded=[],
+                excluded_total=0, candidates=0, warnings=[])
+    note = ("the memory index was not ready in time: these are the baseline memories read "
+            "from their files; the next prompt gets a Memory Pack")
+    text = render("hook.md.j2", kind="baseline", task="", pack=pack, stats=pack.stats(),
+                  notes=[note])
+    return fit(text, int(ws.config["agents"]["hook_max_chars"]))
+
+
+MAX_FALLBACK_FILES = 200  # baseline files read by the fallback: its cost stays bounded
+
+
+class Fallback:
+    """What a hook answers when it has no pack in time (its deadline passed, another dmm held
+    the cache, anything failed): the baseline read from files, when the session is owed it
+    (at its start, or a prompt of a session whose start did not deliver it; a prompt of a
+    session the client does not name too, rather than nothing). It is read in a thread
+    started ``after`` seconds (most hooks answer before and never pay for it), and
+    ``settle`` records which session received the baseline."""
+
+    def __init__(self, ws: Workspace, event: str, payload: dict, after: float) -> None:
+        import threading
+
+        from dmm.agents import sessions
+
+        self.ws, self.event = ws, event
+        self.session = sessions.session_of(payload)
+        if event == "session-start":
+            self.owed = str(payload.get("source") or "") != "resume"
+            if self.owed:  # a new, cleared or compacted conversation: owed until delivered
+                sessions.forget(ws, self.session)
+        else:
+            self.owed = bool(str(payload.get("prompt") or "").strip()) and not \
+                payload.get("agent_id") and not sessions.delivered(ws, self.session)
+        self.in_pack = event == "user-prompt-submit" and baseline_owed(ws, payload)
+        self.text: str | None = None
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(after, self.prepare)
+        self.timer.daemon = True
+        if self.owed:
+            self.timer.start()
+
+    def prepare(self) -> str:
+        """The baseline text, read once."""
+        with self.lock:
+            if self.text is None:
+                try:
+                    self.text = baseline_from_files(self.ws)
+                except Exception:  # noqa: BLE001 - a hook never fails the agent
+                    self.text = ""
+            return self.text
+
+    def late(self, line: str) -> str:
+        """At the deadline: the baseline if it has been read by now, else ``line``."""
+        return self._deliver(line, self.text if self.owed else None)
+
+    def settle(self, text: str) -> str:
+        """What the hook prints for its answer ``text``: the baseline instead of a line that
+        carries no pack, when owed; records the session's baseline as delivered."""
+        from dmm.agents import sessions
+
+        self.timer.cancel()
+        failed = text.startswith(NO_PACK)
+        if failed and self.owed:
+            return self._deliver(text, self.prepare())
+        # a session's start answered (even with nothing: no baseline memory), or a prompt's
+        # pack that carried the baseline the session was owed
+        if not failed and self.owed and (self.event == "session-start" or
+                                         (self.in_pack and text)):
+            sessions.record(self.ws, self.session)
+        return text
+
+    def _deliver(self, line: str, baseline: str | None) -> str:
+        from dmm.agents import sessions
+
+        if not baseline:
+            return line
+        sessions.record(self.ws, self.session)
+        return baseline
 
 
 def _baseline_tokens(ws: Workspace) -> int:

@@ -63,3 +63,12 @@ def agent_name(environ: Mapping[str, str] | None = None) -> str | None:
         return "agent:" + value.split(":", 1)[1] if ":" in value else "agent"
     slug = "".join(c if c.isalnum() else "-" for c in agent.lower()).strip("-")
     return "agent:" + "-".join(p for p in slug.split("-") if p)
+
+
+def without_markers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` without the agents' markers: for a process dmm starts that outlives the
+    command that started it (the background process serves people and agents alike, and
+    what it starts must not pass for an agent's, or be refused a person's decision)."""
+    env = os.environ if environ is None else environ
+    names = {variable for variable, _, _ in MARKERS}
+    return {k: v for k, v in env.items() if k not in names}

@@ -41,8 +41,8 @@ def compact(data: Any) -> str:
 
 def handlers(ws: Workspace, who: Callable[[], str]) -> dict[str, Callable[..., Any]]:
     """Each tool's call; ``who`` names the agent (agent:<client>), read at call time."""
-    def propose(**kw):
-        return calls_propose(ws, who(), **kw)
+    def propose(type="create", **kw):  # the CLI's default: a new memory
+        return calls_propose(ws, who(), type=type, **kw)
 
     return {
         "memory_query": lambda **kw: mcp_calls.query(ws, **kw),
@@ -145,11 +145,10 @@ def build_server(ws: Workspace, who: Callable[[], str]):
              "structuredContent": json.loads(text), "isError": False})
 
     async def list_resources(ctx, params):
-        return types.ListResourcesResult.model_validate({"resources": mcp_tools.RESOURCES})
+        return types.ListResourcesResult.model_validate(mcp_tools.resources_list())
 
     async def list_templates(ctx, params):
-        return types.ListResourceTemplatesResult.model_validate(
-            {"resourceTemplates": mcp_tools.RESOURCE_TEMPLATES})
+        return types.ListResourceTemplatesResult.model_validate(mcp_tools.templates_list())
 
     async def read(ctx, params):
         import anyio

@@ -5,11 +5,14 @@ Importing the SDK takes 1.0-2.6 s on a small machine (its protocol types), and a
 wait for a slow server: Codex sends its first request without a server that is still starting.
 So the front, which imports only the standard library and dmm.agents.mcp_tools, answers
 `initialize` (the protocol version negotiated as the SDK does, the same capabilities, server
-info and instructions), `tools/list` and `ping` from the tool table in tens of milliseconds,
-and forwards every message, `initialize` included, to the SDK's server through a pipe; the
-SDK's own answers to the requests already answered are dropped (and compared: a difference is
-logged on stderr, and a test keeps it empty). Requests the front cannot answer (tool calls,
-resources) wait for the SDK, in order.
+info and instructions), `tools/list`, `resources/list`, `resources/templates/list`,
+`prompts/list` (an error: no prompts are offered) and `ping` from the tool table in tens of
+milliseconds (Claude Code offers a server's tools to its model only once `resources/list` is
+answered, and a first turn does not wait for the SDK), and forwards every message,
+`initialize` included, to the SDK's server through a pipe; the SDK's own answers to the
+requests already answered are dropped (and compared: a difference is logged on stderr, and a
+test keeps it empty). Requests the front cannot answer (tool calls,
+reading a resource) wait for the SDK, in order.
 
 It also marks the processes it starts as an agent's: DMM_AGENT=mcp:<client> in its
 environment, so a decision command run from them is refused (dmm.agents.identity).
@@ -33,6 +36,12 @@ from dmm.workspace import Workspace
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES = {"resources": {"subscribe": False, "listChanged": False},
                 "tools": {"listChanged": False}}
+# the lists a client asks for before it offers a server's tools to its model (Claude Code waits
+# for resources/list), answered here from the same tables the SDK's server is built from
+LISTS = {"tools/list": mcp_tools.tools_list, "resources/list": mcp_tools.resources_list,
+         "resources/templates/list": mcp_tools.templates_list}
+# no prompts are offered (no "prompts" capability): the SDK answers "Method not found"
+NO_SUCH_METHOD = ("prompts/list",)
 
 
 class Front:
@@ -113,8 +122,14 @@ class Front:
             return False  # the SDK's session must see it too; its answer is dropped
         if not self.handshake:
             return False
-        if method == "tools/list" and not params.get("cursor"):
-            self.reply(request_id, mcp_tools.tools_list())
+        listed = LISTS.get(method)
+        if listed is not None and not params.get("cursor"):
+            self.reply(request_id, listed())
+            return True
+        if method in NO_SUCH_METHOD:  # what the SDK answers for a capability not offered
+            self.send(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": -32601, "message": "Method not found", "data": method}},
+                separators=(",", ":")).encode())
             return True
         if method == "ping":
             self.reply(request_id, {})
@@ -146,8 +161,15 @@ def _client_name(name: Any) -> str:
 
 
 def serve(ws: Workspace) -> None:
-    """Serve ``ws`` over this process's stdin and stdout until the client closes stdin."""
+    """Serve ``ws`` over this process's stdin and stdout until the client closes stdin, or
+    until interrupted."""
+    import signal
+
     os.environ["DMM_AGENT"] = "mcp"  # what this server starts is an agent's (see identity)
+    # Ctrl-C (a client stopping it, a person at a terminal) ends it at once: the SDK's loop
+    # would cancel its tasks and then wait, for ever, on a thread blocked reading the pipe.
+    # Nothing is lost: every write dmm makes is atomic.
+    signal.signal(signal.SIGINT, _interrupted)
     wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
     wire_out = os.fdopen(os.dup(1), "wb", buffering=0)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -166,6 +188,10 @@ def serve(ws: Workspace) -> None:
         _run_sdk(ws, front, to_sdk_r, from_sdk_w)
     finally:
         forwarder.join(timeout=10)
+
+
+def _interrupted(signum: int, _frame) -> None:
+    os._exit(128 + signum)
 
 
 def _run_sdk(ws: Workspace, front: Front, to_sdk_r: int, from_sdk_w: int) -> None:

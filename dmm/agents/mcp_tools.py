@@ -1,8 +1,8 @@
 """What `dmm mcp` offers an agent, as plain data: every tool's name, description, input and
 output JSON Schema and annotations, the resources, and the server's instructions. Importing
-this module costs nothing (no SDK, no core), so `dmm mcp` answers `initialize` and
-`tools/list` from it at once (dmm.agents.mcp_stdio) while the SDK loads, and the SDK's server
-(dmm.agents.mcp_server) is built from the same table: the two cannot drift apart.
+this module costs nothing (no SDK, no core), so `dmm mcp` answers `initialize`, `tools/list`
+and the resource lists from it at once (dmm.agents.mcp_stdio) while the SDK loads, and the
+SDK's server (dmm.agents.mcp_server) is built from the same tables: the two cannot drift apart.
 
 The schemas are the contract an agent reads: parameter descriptions, enums, ranges and item
 counts say what is accepted, and ``dispatch`` checks every call against them (jsonschema)
@@ -60,8 +60,8 @@ _REASON = {"type": "string", "minLength": 1, "maxLength": 2000,
            "description": "Why: what you learned, or what is wrong. The reviewer reads it."}
 _PROPOSE_INPUT = {
     "type": {"type": "string", "enum": list(PROPOSAL_TYPES), "description": (
-        "create: a new memory (content). update: change one (content or patch). deprecate: "
-        "retire one. promote: move one to another scope (new_scope).")},
+        "create (the default): a new memory (content). update: change one (content or "
+        "patch). deprecate: retire one. promote: move one to another scope (new_scope).")},
     "path": {"type": "string", "minLength": 1, "maxLength": 300, "description": (
         "The memory file under .dmm/memory/, its folder being its scope: "
         "project/api/errors.md. For update, deprecate and promote, an id works too.")},
@@ -118,8 +118,50 @@ _PROPOSAL_OUT = _out({"success": {"type": "boolean"},
                      ("success",))
 
 
+def _limits(schema: dict) -> str:
+    """A parameter's ranges in words: Codex passes a tool's schema to its model without
+    minimum, maximum, lengths and item counts, so the description says them too."""
+    said = []
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is not None and high is not None:
+        said.append(f"from {low:,} to {high:,}")
+    elif low is not None:
+        said.append(f"at least {low:,}")
+    elif high is not None:
+        said.append(f"at most {high:,}")
+    if schema.get("maxLength") is not None:
+        said.append(f"at most {schema['maxLength']:,} characters")
+    few, many = schema.get("minItems"), schema.get("maxItems")
+    if few is not None and few == many:
+        said.append(f"exactly {few} items")
+    elif few is not None and many is not None:
+        said.append(f"{few} to {many} items")
+    elif many is not None:
+        said.append(f"at most {many} items")
+    elif few is not None:
+        said.append(f"at least {few} item{'s' if few > 1 else ''}")
+    if schema.get("uniqueItems"):
+        said.append("no item twice")
+    return "; ".join(said)
+
+
+def _described(schema: dict) -> dict:
+    """``schema`` (a parameter's) with its ranges said in its description, its items' too."""
+    out = dict(schema)
+    if isinstance(out.get("items"), dict):
+        out["items"] = _described(out["items"])
+    limits = _limits(out)
+    if limits:
+        text = out.get("description", "").rstrip()
+        said = limits[0].upper() + limits[1:] + "."
+        out["description"] = f"{text}{'' if text.endswith('.') else '.'} {said}" if text \
+            else said
+    return out
+
+
 def _tool(name: str, title: str, description: str, inputs: dict, output: dict, *,
           read_only: bool, idempotent: bool) -> dict:
+    inputs = dict(inputs, properties={k: _described(v) for k, v in inputs["properties"].items()})
     return {"name": name, "title": title, "description": description, "inputSchema": inputs,
             "outputSchema": output,
             "annotations": {"title": title, "readOnlyHint": read_only,
@@ -194,7 +236,7 @@ TOOLS: list[dict] = [
           "relations. Without relations the proposal is still made, and `declare` asks for "
           "them (proposal_revise adds them). Your model judges five pairs; a person reads "
           "your declaration beside dmm's own findings.",
-          _obj(_PROPOSE_INPUT, ("type", "path", "reason")),
+          _obj(_PROPOSE_INPUT, ("path", "reason")),
           _PROPOSAL_OUT, read_only=False, idempotent=False),
     _tool("proposal_status", "Where a proposal stands",
           "Whether a proposal is open (pending, deferred) or decided (approved, modified, "
@@ -215,7 +257,9 @@ TOOLS: list[dict] = [
           "same fields as memory_propose; type and path default to the old proposal's). The "
           "old one is withdrawn only once the new one is recorded.",
           _obj({"proposal_id": _PROPOSAL_ID, "reason": _REASON,
-                **{k: v for k, v in _PROPOSE_INPUT.items() if k != "reason"}},
+                **{k: v for k, v in _PROPOSE_INPUT.items() if k != "reason"},
+                "type": dict(_PROPOSE_INPUT["type"], description=(
+                    "The old proposal's unless given: create, update, deprecate or promote."))},
                ("proposal_id", "reason")),
           _out({"success": {"type": "boolean"}, "proposal_id": {"type": ["string", "null"]},
                 "replaces": {"type": "string"}}, ("success",)),
@@ -281,6 +325,16 @@ RESOURCE_TEMPLATES = [{"uriTemplate": "dmm://memory/{memory_id}", "name": "memor
 def tools_list() -> dict:
     """The `tools/list` result."""
     return {"tools": TOOLS}
+
+
+def resources_list() -> dict:
+    """The `resources/list` result."""
+    return {"resources": RESOURCES}
+
+
+def templates_list() -> dict:
+    """The `resources/templates/list` result."""
+    return {"resourceTemplates": RESOURCE_TEMPLATES}
 
 
 def check_arguments(name: str, arguments: dict) -> None:

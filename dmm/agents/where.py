@@ -1,8 +1,8 @@
-"""Where dmm is installed, as the agents will find it (issue 28, section 6): the files
-`dmm agent setup` writes call a bare `dmm`, which is right for a team whose members install dmm
-on their PATH, and wrong when it lives in a project virtualenv (as the README's quickstart
-does), which the agent's shell may not have activated. Setup compares the `dmm` an agent would
-find with the one running now, and says what to do.
+"""Where dmm is installed (issue 28, section 6; issue 36, item 7): a bare `dmm` is wrong when
+dmm lives in a project virtualenv (as the README's quickstart does), which no agent's shell
+has activated, and even a PATH that has it may not reach the agent (Codex's shell is a login
+shell, which resets PATH). So `dmm agent setup` writes the absolute path of the dmm running
+(else the one on PATH) into every file it configures, and says so.
 
 Pure apart from reading PATH and the file system.
 """
@@ -20,27 +20,13 @@ from pathlib import Path
 class Where:
     running: Path | None  # the dmm console script running now (None: `python -m dmm`)
     on_path: Path | None  # what a bare `dmm` finds on PATH, outside the repository
-    inside_repo: bool  # the running dmm lies inside the repository (a project virtualenv)
 
     @property
-    def mismatch(self) -> bool:
-        """A bare `dmm` would not run this dmm (or nothing at all)."""
-        if self.on_path is None:
-            return True
-        return self.running is not None and _real(self.running) != _real(self.on_path)
-
-    @property
-    def command(self) -> str:
-        """The absolute command for the user's local settings."""
-        return str(self.running) if self.running else f"{sys.executable} -m dmm"
-
-    def advice(self) -> str:
-        if self.on_path is None:
-            found = "no `dmm` is on PATH outside this repository"
-        else:
-            found = f"`dmm` on PATH is {self.on_path}"
-        return (f"the agent will run a bare `dmm`, and {found}, not the dmm running now "
-                f"({self.command})")
+    def executable(self) -> str | None:
+        """The absolute path of the dmm to write into an agent's settings: the one running,
+        else the one on PATH (None: neither is a console script, `python -m dmm`)."""
+        found = self.running or self.on_path
+        return str(found) if found else None
 
 
 def _real(path: Path) -> Path:
@@ -69,5 +55,4 @@ def where(root: Path) -> Where:
         if found:
             on_path = Path(found)
             break
-    inside = running is not None and _real(running).is_relative_to(base)
-    return Where(running, on_path, inside)
+    return Where(running, on_path)

@@ -31,54 +31,31 @@ def setup_cmd(ctx, agent, as_json) -> int:
     there (existing settings are kept), and print what was written. Review and commit them:
     the whole team's agents then use the same memory.
 
+    The files name this dmm by its absolute path (an agent's shell may not have it on PATH),
+    and the output says what a teammate whose dmm is elsewhere does, and, for Codex, how to
+    trust the hooks. `generic` writes nothing and prints the command an MCP client runs
+    (`--json`: "command").
+
     \b
     Example:
       dmm agent setup claude && git add .mcp.json .claude/settings.json CLAUDE.md
     """
-    from dmm.agents.setup import setup
+    from dmm.agents.setup import advice, mcp_command, setup
 
     ws = workspace(ctx)
     written = setup(ws, agent)
+    notes = advice(ws, agent)
     if as_json:
-        emit_json({"agent": agent, "files": [w.to_dict() for w in written]})
+        emit_json({"agent": agent, "files": [w.to_dict() for w in written],
+                   "command": mcp_command(ws), "notes": notes})
         return 0
     for w in written:
         click.echo(f"{w.action:9s} {w.path}" + (f"  ({w.detail})" if w.detail else ""))
-    if agent == "generic":
-        message("Configure your agent's MCP client to start: dmm mcp   (in this repository, or "
-                "dmm -C <repository> mcp)")
-        message("and point its instructions at .dmm/BOOT.md.")
-    elif any(w.action in ("created", "updated") for w in written):
-        message("Review and commit these files so that every clone uses the same memory"
-                + (" (not .claude/settings.local.json: it is yours)." if any(
-                    w.path.endswith("settings.local.json") for w in written) else "."))
-    _where_advice(ws, agent)
+    if any(w.action in ("created", "updated") for w in written):
+        message("Review and commit these files so that every clone uses the same memory.")
+    for note in notes:
+        message(note)
     return 0
-
-
-def _where_advice(ws, agent: str) -> None:
-    """Say what to do when the `dmm` the agent will run is not this one (a virtualenv)."""
-    from dmm.agents.where import where
-
-    found = where(ws.root)
-    if agent == "generic" or not found.mismatch:
-        return
-    message(f"note: {found.advice()}.")
-    if agent == "claude":
-        message("  The hooks use it through DMM_COMMAND in .claude/settings.local.json (your "
-                "own, uncommitted settings). For the MCP server, run once:")
-        from dmm.shellcmd import command as shell_command
-
-        message("    " + shell_command("claude", "mcp", "add", "--scope", "local", "dmm", "--",
-                                       str(found.command), "mcp"))
-    elif agent == "codex":
-        message("  Codex starts `dmm` from PATH: install dmm where your shell finds it "
-                "(e.g. pipx install dmm), or in your own ~/.codex/config.toml set")
-        message(f'    [mcp_servers.dmm] command = "{found.command}"')
-    elif agent == "cursor":
-        message("  Cursor starts `dmm` from PATH: install dmm where it finds it, or in your own "
-                f'~/.cursor/mcp.json use "command": "{found.command}"')
-    message("  Teammates who install dmm on their PATH need none of this.")
 
 
 def _deadline() -> float:
@@ -93,11 +70,12 @@ def _deadline() -> float:
         return DEADLINE_S
 
 
-def _watchdog():
+def _watchdog(fallback: list):
     """The hook's own deadline: whatever it waits on, after 0.9 s (DMM_HOOK_DEADLINE_MS
-    changes it; 0 turns it off) it prints one line saying so and exits 0, so the prompt goes
-    on without a pack. Returns the lock to hold while printing the answer (whoever takes it
-    first prints)."""
+    changes it; 0 turns it off) it prints what it has at once and exits 0, so the prompt goes
+    on: the baseline read from files when ``fallback`` holds a Fallback that has it ready,
+    else one line saying so. Returns the lock to hold while printing the answer (whoever
+    takes it first prints)."""
     import os
     import threading
 
@@ -108,8 +86,12 @@ def _watchdog():
 
     def give_up() -> None:
         if printing.acquire(blocking=False):
-            os.write(1, f"(dmm: no memory pack this time: not ready within {seconds:.1f} s)\n"
-                     .encode())
+            line = f"(dmm: no memory pack this time: not ready within {seconds:.1f} s)\n"
+            try:
+                text = fallback[0].late(line) if fallback else line
+            except Exception:  # noqa: BLE001 - the line, whatever went wrong
+                text = line
+            os.write(1, text.encode())
             os._exit(0)
 
     timer = threading.Timer(seconds, give_up)
@@ -124,8 +106,10 @@ def _watchdog():
 def hook_cmd(ctx, event) -> int:
     """Print the memory an agent's hook adds to its context: the baseline memories at
     session start, the Memory Pack for the prompt the user just typed (read as the hook's
-    JSON on stdin: {"prompt": ..., "cwd": ...}). Never blocks the agent: a failure is one
-    line of output and exit 0.
+    JSON on stdin: {"prompt": ..., "cwd": ..., "session_id": ...}). Never blocks the agent:
+    without a pack in time it prints the baseline memories read from their files (a prompt
+    of the session that has them already gets one line instead), and exit 0 whatever fails.
+    A session whose start got no baseline gets it in its first prompt's pack.
 
     \b
     Example (what `dmm agent setup claude` configures):
@@ -134,9 +118,10 @@ def hook_cmd(ctx, event) -> int:
     import threading
     from pathlib import Path
 
-    from dmm.agents.hook import context_for, read_payload
+    from dmm.agents.hook import Fallback, context_for, read_payload
 
-    printing = _watchdog()
+    fallback: list = []  # the baseline from files, once the repository is known
+    printing = _watchdog(fallback)
     try:
         payload = read_payload(sys.stdin.read() if not sys.stdin.isatty() else "")
         cwd = payload.get("cwd")
@@ -147,8 +132,13 @@ def hook_cmd(ctx, event) -> int:
 
         # an agent waits for this, and the watchdog gives it the deadline (0.9 s): a process
         # that is not running yet is started for the next prompt and this one is answered by
-        # words; one that is slow to answer is passed by with time left to answer by words
+        # words; one that is slow to answer is passed by with time left to answer by words.
+        # The baseline is read from its files meanwhile, to be answered should the pack not
+        # come: at once for a session's start (it is most of that answer anyway, once a
+        # session), past a third of the deadline for a prompt (most prompts never need it).
         seconds = _deadline() or 60.0
+        fallback.append(Fallback(ws, event, payload,
+                                 after=0.0 if event == "session-start" else seconds / 3))
         answer, _note = via_background(
             ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
             start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)
@@ -156,6 +146,8 @@ def hook_cmd(ctx, event) -> int:
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         text = f"(dmm: no memory pack this time: {detail})\n"
+    if fallback:  # before taking the lock: reading the baseline may not pass the deadline
+        text = fallback[0].settle(text)
     if not printing.acquire(blocking=False):
         threading.Event().wait()  # the deadline has passed: its line is being printed
     if text:

@@ -84,12 +84,7 @@ def _submit(ctx: click.Context, as_json: bool, **kw) -> int:
         message(f"Proposal created: {result.proposal_id} ({kw['type']} {kw['path']})")
         for w in result.precheck_warnings:
             message(f"  warning: {w}")
-        from dmm.shellcmd import command as shell_command
-
-        pid = result.proposal_id
-        message(f"Review it with `{shell_command('dmm', 'review', 'show', pid)}`, then "
-                f"`{shell_command('dmm', 'review', 'process', pid)}` (the automated checks) or "
-                "`dmm review approve`")
+        message(_next_steps(result.proposal_id))
     else:
         message("Precheck failed, nothing was proposed:")
         for e in result.precheck_errors:
@@ -122,6 +117,24 @@ def _say_neighbours(result) -> None:
                                               f"{result.proposal_id} --reason ...`"
                                               if result.success else "")
                 + ". A declaration is a claim the reviewer shows; it approves nothing.")
+
+
+def _next_steps(pid: str) -> str:
+    """What happens to a proposal now: for a person, how to review and decide it; for an
+    agent, that a person decides it (a decision command is refused from an agent's shell, so
+    it is never suggested there) and how that person does it."""
+    from dmm.agents.identity import agent_shell
+    from dmm.shellcmd import command as shell_command
+
+    show = shell_command('dmm', 'review', 'show', pid)
+    if agent_shell() is not None:
+        return (f"A person decides it, not an agent: they read it with `{show}` and approve, "
+                "reject or defer it at their own terminal (or their CI runs the automated "
+                "reviewer). Tell them it is waiting; you may withdraw it with "
+                f"`{shell_command('dmm', 'review', 'withdraw', pid, '--reason', '...')}`.")
+    return (f"Review it with `{show}`, then "
+            f"`{shell_command('dmm', 'review', 'process', pid)}` (the automated checks) or "
+            f"`{shell_command('dmm', 'review', 'approve', pid)}`")
 
 
 def _proposer(ws) -> str:

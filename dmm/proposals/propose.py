@@ -252,7 +252,9 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
     if checks.errors:
         return _refused(checks, memory)
 
-    proposal_id = new_proposal_id()
+    # one clock reading for the id, the commit's date and proposed_at: they name one moment
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    proposal_id = new_proposal_id(now)
     changes: dict[str, str | None] = {MEMORY_ROOT + new_rel: git.hash_blob(new_text.encode())}
     if new_rel != rel:
         changes[MEMORY_ROOT + rel] = None
@@ -264,13 +266,12 @@ def _propose(ws: Workspace, conn: sqlite3.Connection, *, type: str, path: str, r
     pairs += [("Dmm-Memory", memory_id), ("Dmm-Proposed-By", proposed_by)]
     pairs += [(RELATION_TRAILER, r.trailer()) for r in declared]
     message = commit_message(f"dmm: propose {type} {rel}", reason, pairs)
-    commit = git.commit_tree(tree, [base], message)
+    commit = git.commit_tree(tree, [base], message, when=now)
     if not git.update_refs([(PROPOSAL_PREFIX + proposal_id, commit, None)]):
         checks.errors.append("could not create the proposal branch (name taken): try again")
         return _refused(checks)
     proposal = Proposal(proposal_id, type, rel, new_rel, memory_id, reason.strip(), proposed_by,
-                        dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                        commit, base, relations=declared)
+                        now.isoformat(timespec="seconds"), commit, base, relations=declared)
     return ProposalResult(True, proposal_id, True, checks.warnings, [],
                           f"proposal {proposal_id} created on branch "
                           f"dmm/proposals/{proposal_id}", proposal, memory=memory)

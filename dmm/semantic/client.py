@@ -5,8 +5,9 @@ The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per work 
 over the socket ``semantic.sock`` in the work tree's state folder (``<git-dir>/dmm/``, where no
 commit can put a file), which only this user can use (mode 0600, owned by us: a socket anyone
 else made is never trusted); it exits when idle, and one started by another
-version of dmm is stopped and replaced. This module imports only the standard library: a
-`dmm query` answered here never loads numpy or the model.
+version of dmm is stopped and replaced. It is started without the agents' markers in its
+environment (it serves people and agents alike). This module imports only the standard
+library (and dmm's pure modules): a `dmm query` answered here never loads numpy or the model.
 """
 
 from __future__ import annotations
@@ -116,17 +117,20 @@ def _exchange(sock: socket.socket, line: bytes) -> dict:
 
 def start(root: Path, state_dir: Path) -> None:
     """Start the background process of the repository at ``root`` (detached, its own session;
-    it exits at once if another one holds the repository). Its output goes to the log in
-    ``state_dir``, never written through a link."""
+    it exits at once if another one holds the repository), without the agents' markers in its
+    environment (dmm.agents.identity). Its output goes to the log in ``state_dir``, never
+    written through a link."""
     import subprocess
 
+    from dmm.agents.identity import without_markers
     from dmm.fsutil import open_nofollow
 
     log = open_nofollow(state_dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
+        # it outlives the agent or person that started it, and serves both: no agent markers
         subprocess.Popen([sys.executable, "-I", "-m", "dmm.semantic.daemon", str(root)],
                          cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                         start_new_session=True, close_fds=True)
+                         start_new_session=True, close_fds=True, env=without_markers())
     finally:
         os.close(log)
 

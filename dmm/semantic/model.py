@@ -202,6 +202,35 @@ def _find_derived(folder: Path, stem: str) -> Path | None:
     return found
 
 
+STALE_DERIVATION_S = 3600  # a work folder this old is a leftover, whoever made it
+
+
+def clear_killed(folder: Path) -> None:
+    """Remove the work folders of derivations that were killed (20-60 MB each): those whose
+    process (named in the folder's name, .derive-<pid>-...) is gone, and any older than
+    STALE_DERIVATION_S (an older dmm's, without a pid, or a pid used again since). A live
+    derivation's folder is left alone."""
+    for stale in folder.glob(".derive-*"):
+        with contextlib.suppress(OSError):
+            if _owner_gone(stale.name) or \
+                    time.time() - stale.stat().st_mtime > STALE_DERIVATION_S:
+                shutil.rmtree(stale)
+
+
+def _owner_gone(name: str) -> bool:
+    """Whether the process a work folder's name gives has ended (False when it names none)."""
+    pid = name.split("-")[1] if name.count("-") >= 2 else ""
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's: not ours to judge
+        return False
+    return False
+
+
 def _derive(folder: Path, stem: str) -> Path:
     """Quantize the pinned model (int8 weights per output channel, uint8 activations computed
     per batch) into ``folder``; atomic: a reader sees the whole file or none."""
@@ -210,11 +239,8 @@ def _derive(folder: Path, stem: str) -> Path:
 
     weights = _checked(model_file(), MODEL_SHA256)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob(".derive-*"):  # left by a derivation that was killed
-        with contextlib.suppress(OSError):
-            if time.time() - stale.stat().st_mtime > 3600:
-                shutil.rmtree(stale)
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".derive-") as tmp:
+    clear_killed(folder)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=f".derive-{os.getpid()}-") as tmp:
         folded = Path(tmp) / "folded.onnx"
         options = ort.SessionOptions()  # fold the int8 -> float32 casts into plain weights
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC

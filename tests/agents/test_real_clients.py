@@ -114,15 +114,14 @@ def check_session(store, standin: StandIn, proc: subprocess.CompletedProcess, ag
     assert "internal error" not in joined
 
 
-def test_claude_code_uses_dmm_end_to_end(store, tmp_path):
+def claude_session(store, tmp_path, steps: list[dict], *allowed: str, approved: bool = True
+                   ) -> tuple[StandIn, subprocess.CompletedProcess]:
+    """`claude -p` in ``store`` set up by `dmm agent setup claude` (and its server approved
+    as a person would, unless not ``approved``), driven by ``steps``; ``allowed``: what the
+    command line allows besides."""
     claude = client("claude")
     home = tmp_path / "home"
     home.mkdir()
-    store.add("baseline/identity.md", "mem_2026_11_04_001", "This is the shop's upload gateway",
-              "This repository holds the shop's public upload gateway and its limits.",
-              scope="baseline", tags="[identity]")
-    git(store.root, "add", "-A")
-    git(store.root, "commit", "-qm", "baseline")
     path = f"{BIN}{os.pathsep}/usr/bin:/bin"
     env = {**os.environ, "HOME": str(home), "PATH": path}
     assert subprocess.run([str(BIN / "dmm"), "agent", "setup", "claude"], cwd=store.root,
@@ -132,19 +131,60 @@ def test_claude_code_uses_dmm_end_to_end(store, tmp_path):
     # what a person's approvals leave: the folder trusted, the project's MCP server approved
     (home / ".claude.json").write_text(json.dumps({"projects": {str(store.root): {
         "hasTrustDialogAccepted": True}}}))
-    (store.root / ".claude" / "settings.local.json").write_text(json.dumps(
-        {"enabledMcpjsonServers": ["dmm"]}))
-    with StandIn(script("Bash", {"command": DECIDE, "description": "approve it"})) as standin:
+    if approved:
+        (store.root / ".claude" / "settings.local.json").write_text(json.dumps(
+            {"enabledMcpjsonServers": ["dmm"]}))
+    with StandIn(steps) as standin:
         proc = subprocess.run(
             [str(claude), "-p", "Raise the upload size ceiling of the gateway to 100 MB",
-             "--allowedTools", "mcp__dmm", "Bash"],
+             *(["--allowedTools", *allowed] if allowed else [])],
             cwd=store.root, capture_output=True, text=True, timeout=240,
             stdin=subprocess.DEVNULL,
             env={**env, "ANTHROPIC_BASE_URL": standin.url, "ANTHROPIC_API_KEY": "sk-standin",
                  "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
-        keep("claude-code-session", standin, proc)
+    return standin, proc
+
+
+def test_claude_code_uses_dmm_end_to_end(store, tmp_path):
+    store.add("baseline/identity.md", "mem_2026_11_04_001", "This is the shop's upload gateway",
+              "This repository holds the shop's public upload gateway and its limits.",
+              scope="baseline", tags="[identity]")
+    git(store.root, "add", "-A")
+    git(store.root, "commit", "-qm", "baseline")
+    standin, proc = claude_session(
+        store, tmp_path, script("Bash", {"command": DECIDE, "description": "approve it"}),
+        "mcp__dmm", "Bash")
+    keep("claude-code-session", standin, proc)
     check_session(store, standin, proc, "claude-code")
     assert any("shop's public upload gateway" in p for p in injected(standin))  # SessionStart
+    # the model's first turn already had dmm's tools (issue 36, item 1)
+    first = next(r for r in standin.requests if r.get("tools"))
+    assert any(t.get("name", "").startswith("mcp__dmm__") for t in first["tools"])
+
+
+def test_headless_claude_runs_the_read_only_tools_setup_allowed(store, tmp_path):
+    """`claude -p` cannot ask: what setup allowed runs, a write is still the client's to ask
+    about (and so refused here)."""
+    standin, proc = claude_session(store, tmp_path, [
+        {"tool": "memory_query", "input": {"task": "the upload size ceiling of the gateway"}},
+        {"tool": "conflicts_check", "input": {"memories": [OLD_LIMIT]}},
+        {"tool": "conflict_flag", "input": {"memories": [NEW_LIMIT, NODE18],
+                                            "description": "a doubt"}},
+        {"text": "done"}])
+    results = standin.tool_results()
+    assert proc.returncode == 0 and len(results) == 3, (results, proc.stderr[-2000:])
+    assert "Upload size ceiling" in results[0] and "has_conflicts" in results[1]
+    assert "permission" in results[2]  # a write: not allowed by setup
+    assert "flag conflict" not in git(store.root, "log", "--format=%s")
+
+
+def test_claude_p_starts_a_project_server_still_pending_approval(store, tmp_path):
+    """What docs/agents.md warns of: `.mcp.json` runs before anyone approves it."""
+    standin, proc = claude_session(store, tmp_path, [
+        {"tool": "memory_query", "input": {"task": "the upload size ceiling of the gateway"}},
+        {"text": "done"}], approved=False)
+    results = standin.tool_results()
+    assert proc.returncode == 0 and results and "Upload size ceiling" in results[0], results
 
 
 def test_codex_uses_dmm_end_to_end(store, tmp_path):
@@ -166,15 +206,19 @@ def test_codex_uses_dmm_end_to_end(store, tmp_path):
         proc = subprocess.run(
             [str(codex), "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check",
              "-m", "standin", "-c", "model_provider=standin", "-c", provider,
-             # the user lets the writes run without asking (codex exec cannot ask)
-             "-c", 'mcp_servers.dmm.tools.memory_propose.approval_mode="approve"',
-             "-c", 'mcp_servers.dmm.tools.conflict_flag.approval_mode="approve"',
+             # no approval for the writes: `codex exec` does not ask before them
+             # (docs/agents.md says so)
              "Raise the upload size ceiling of the gateway to 100 MB"],
             cwd=store.root, capture_output=True, text=True, timeout=240,
             stdin=subprocess.DEVNULL,
             env={**env, "OPENAI_API_KEY": "sk-standin"})
         keep("codex-session", standin, proc)
     check_session(store, standin, proc, "codex-mcp-client")
+    # Codex strips a schema's ranges: the model reads them in the descriptions
+    tools = next(t for r in standin.requests for t in r.get("tools") or []
+                 if t.get("name") == "mcp__dmm")["tools"]
+    query = next(t for t in tools if t["name"] == "memory_query")["parameters"]["properties"]
+    assert "maximum" not in query["budget"] and "20,000" in query["budget"]["description"]
 
 
 def test_the_clients_list_the_server_setup_wrote(store, tmp_path):

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from dmm.agents.mcp_tools import TOOLS
+
 BIN = str(Path(sys.executable).parent)
 
 
@@ -38,7 +40,11 @@ def test_claude_setup_merges_and_its_hooks_run_as_written(store):
     assert {k: v for k, v in actions.items() if k != ".claude/settings.local.json"} == {
         ".mcp.json": "updated", ".claude/settings.json": "updated", "CLAUDE.md": "updated"}
     settings = json.loads((root / ".claude" / "settings.json").read_text())
-    assert settings["permissions"] == {"allow": ["Bash(npm test)"]}
+    # the team's rule kept, first; the read-only tools allowed, as their definitions say
+    read_only = [f"mcp__dmm__{t['name']}" for t in TOOLS if t["annotations"]["readOnlyHint"]]
+    assert settings["permissions"] == {"allow": ["Bash(npm test)", *read_only]}
+    assert "mcp__dmm__memory_query" in read_only and not any(
+        w in " ".join(read_only) for w in ("propose", "revise", "withdraw", "flag"))
     prompt_hooks = [h["command"] for g in settings["hooks"]["UserPromptSubmit"]
                     for h in g["hooks"]]
     assert prompt_hooks[0] == "echo team-hook" and len(prompt_hooks) == 2
@@ -58,6 +64,25 @@ def test_claude_setup_merges_and_its_hooks_run_as_written(store):
     start = [h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"]][0]
     first = _run_hook(start, root, {"hook_event_name": "SessionStart", "source": "startup"})
     assert first.returncode == 0 and first.stdout == ""  # this store has no baseline memory
+
+
+def test_claude_setup_adds_only_the_allowed_tools_missing_and_keeps_the_users_bytes(store):
+    settings = store.root / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = ('{\n    "permissions": {\n        "allow": ["mcp__dmm__memory_show",'
+            ' "Bash(make test)"],\n        "deny": ["Read(.env)"]\n    }\n}\n')
+    settings.write_text(mine)
+    assert store.dmm("agent", "setup", "claude").returncode == 0
+    text = settings.read_text()
+    assert text.startswith('{\n    "permissions": {\n        "allow": ["mcp__dmm__memory_show",'
+                           ' "Bash(make test)",')
+    allow = json.loads(text)["permissions"]["allow"]
+    assert allow.count("mcp__dmm__memory_show") == 1 and "mcp__dmm__memory_query" in allow
+    assert json.loads(text)["permissions"]["deny"] == ["Read(.env)"]
+    settings.write_text('{"permissions": {"allow": "everything"}}')
+    refused = store.dmm("agent", "setup", "claude")
+    assert refused.returncode != 0 and "permissions.allow is not a list" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def test_a_failing_hook_never_blocks_the_agent(store, tmp_path):
@@ -97,7 +122,9 @@ def test_codex_and_cursor_setup(store, agent, files):
 
         table = tomllib.loads((store.root / ".codex" / "config.toml").read_text())
         server = table["mcp_servers"]["dmm"]
-        assert server["command"] == "dmm" and server["args"] == ["mcp"] and server["required"]
+        # a teammate without dmm still gets Codex: the server is not `required`
+        assert server["command"].endswith("dmm") and server["args"] == ["mcp"]
+        assert "required" not in server
         assert server["tools"]["memory_query"] == {"approval_mode": "approve"}
         assert "memory_propose" not in server["tools"]  # a write still asks
         hooks = json.loads((store.root / ".codex" / "hooks.json").read_text())["hooks"]

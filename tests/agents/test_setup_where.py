@@ -1,6 +1,7 @@
-"""Where dmm is installed (issue 28, section 6): setup notices that the `dmm` an agent would
-run is not the one running, keeps the shared files portable and names the absolute path only
-in the user's own uncommitted settings; Cursor passes the workspace folder."""
+"""Where dmm is installed (issue 28, section 6; issue 36, items 7 and 8): setup writes the
+absolute path of the dmm it found into every file it configures and says so (an agent's shell
+may not have it on PATH), the hooks fall back to PATH for a teammate whose dmm is elsewhere,
+`generic --json` gives the command, and Cursor passes the workspace folder."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 BIN = Path(sys.executable).parent
 HOOK_INPUT = json.dumps({"prompt": "upload size ceiling of the gateway"})
@@ -20,35 +23,50 @@ def setup(store, agent: str, path: str) -> subprocess.CompletedProcess:
                           timeout=60)
 
 
-def test_a_dmm_the_agent_cannot_find_goes_into_the_users_local_settings(store):
-    proc = setup(store, "claude", "/usr/bin:/bin")  # this dmm lives in a virtualenv
+@pytest.mark.parametrize("agent", ["claude", "codex", "cursor"])
+def test_every_file_names_the_dmm_found_by_its_absolute_path_and_says_so(store, agent):
+    proc = setup(store, agent, "/usr/bin:/bin")  # this dmm lives in a virtualenv
     assert proc.returncode == 0, proc.stderr
-    assert "not the dmm running now" in proc.stderr and "claude mcp add --scope local" in \
-        proc.stderr
-    local = json.loads((store.root / ".claude" / "settings.local.json").read_text())
-    assert local["env"]["DMM_COMMAND"] == str(BIN / "dmm")
-    shared = (store.root / ".mcp.json").read_text() + \
-        (store.root / ".claude" / "settings.json").read_text()
-    assert str(BIN) not in shared  # the files the team commits stay portable
-    # the hook runs the local dmm though no dmm is on PATH
+    dmm = str(BIN / "dmm")
+    assert f"The files name dmm by its absolute path, {dmm}" in proc.stderr
+    files = {"claude": [".mcp.json", ".claude/settings.json", "CLAUDE.md"],
+             "codex": [".codex/config.toml", ".codex/hooks.json", "AGENTS.md"],
+             "cursor": [".cursor/mcp.json", ".cursor/rules/dmm.mdc"]}[agent]
+    for rel in files:
+        assert dmm in (store.root / rel).read_text(), rel
+    assert not (store.root / ".claude" / "settings.local.json").exists()
+    if agent == "codex":
+        assert "/hooks" in proc.stderr and "--dangerously-bypass-hook-trust" in proc.stderr
+
+
+def test_the_hook_runs_the_dmm_named_and_falls_back_to_path_for_a_teammate(store):
+    assert setup(store, "claude", "/usr/bin:/bin").returncode == 0
     command = json.loads((store.root / ".claude" / "settings.json").read_text())[
         "hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    # no dmm on PATH: the absolute path runs
     out = subprocess.run(["sh", "-c", command], cwd=store.root, input=HOOK_INPUT,
                          capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PATH": "/usr/bin:/bin",
-                              "DMM_COMMAND": local["env"]["DMM_COMMAND"]})
+                         env={**os.environ, "PATH": "/usr/bin:/bin"})
     assert "Upload size ceiling" in out.stdout, out.stdout + out.stderr
-    bare = subprocess.run(["sh", "-c", command], cwd=store.root, input=HOOK_INPUT,
-                          capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PATH": "/usr/bin:/bin"})
-    assert bare.returncode == 0 and bare.stdout.startswith("(dmm: no memory pack")
+    # a teammate whose dmm is elsewhere: the path named is not there, PATH's dmm runs
+    theirs = command.replace(str(BIN / "dmm"), "/nowhere/bin/dmm")
+    for path, answered in ((f"{BIN}{os.pathsep}/usr/bin:/bin", True), ("/usr/bin:/bin", False)):
+        out = subprocess.run(["sh", "-c", theirs], cwd=store.root, input=HOOK_INPUT,
+                             capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "PATH": path})
+        assert out.returncode == 0
+        assert ("Upload size ceiling" in out.stdout) == answered, out.stdout
+    assert out.stdout.startswith("(dmm: no memory pack")
 
 
-def test_a_dmm_on_path_writes_no_local_settings(store):
-    proc = setup(store, "claude", f"{BIN}{os.pathsep}/usr/bin:/bin")
-    assert proc.returncode == 0, proc.stderr
-    assert not (store.root / ".claude" / "settings.local.json").exists()
-    assert "not the dmm running now" not in proc.stderr
+def test_generic_json_gives_the_command(store):
+    proc = setup(store, "generic", "/usr/bin:/bin")
+    assert proc.returncode == 0
+    proc = subprocess.run([str(BIN / "dmm"), "agent", "setup", "generic", "--json"],
+                          cwd=store.root, capture_output=True, text=True, timeout=60)
+    data = json.loads(proc.stdout)
+    assert data["command"] == [str(BIN / "dmm"), "mcp"] and data["files"] == []
+    assert any(str(BIN / "dmm") in note for note in data["notes"])
 
 
 def test_cursor_passes_the_workspace_folder(store):

@@ -52,8 +52,8 @@ def test_every_tool_says_what_it_accepts(store):
     by_name = {t.name: t for t in session(store, calls)}
     assert by_name["conflict_flag"].input_schema["properties"]["memories"]["maxItems"] == 2
     assert by_name["memory_query"].input_schema["properties"]["budget"]["maximum"] > 0
-    assert set(by_name["memory_propose"].input_schema["required"]) == {"type", "path",
-                                                                        "reason"}
+    # type defaults to create, as `dmm write propose --type` does
+    assert set(by_name["memory_propose"].input_schema["required"]) == {"path", "reason"}
 
 
 def test_wrong_arguments_are_errors_that_name_the_argument(store):

@@ -113,7 +113,7 @@ def test_codex_setup_adds_its_server_where_a_marker_is_only_text(store, existing
     text = path.read_text()
     assert text.startswith(existing)  # comments and layout kept
     data = tomllib.loads(text)
-    assert data["mcp_servers"]["dmm"]["command"] == "dmm"
+    assert data["mcp_servers"]["dmm"]["command"] == str(Path(BIN) / "dmm")  # the dmm found
     assert {k: v for k, v in data.items() if k != "mcp_servers"} == \
         {k: v for k, v in tomllib.loads(existing).items() if k != "mcp_servers"}
 
@@ -198,7 +198,9 @@ def test_a_read_only_settings_file_is_not_rewritten(store):
 def test_the_agent_hook_never_runs_a_dmm_committed_in_the_repository(store, tmp_path):
     assert setup(store, "claude").returncode == 0
     settings = json.loads((store.root / ".claude" / "settings.json").read_text())
-    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    # a teammate's: the dmm setup named is not on their machine, so PATH is looked up
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].replace(
+        str(Path(BIN) / "dmm"), "/nowhere/bin/dmm")
     ran = tmp_path / "hostile-ran"
     hostile = store.root / "dmm"
     hostile.write_text(f"#!/bin/sh\ntouch {ran}\n")

@@ -149,3 +149,24 @@ def test_without_the_layer_queries_answer_by_words(repo):
     pack, err = _query(repo)
     assert pack["stats"]["ranking"] == "words" and err == ""
     assert not (repo.ws.state_dir / client.SOCKET).exists()
+
+
+def test_the_background_process_carries_no_agent_marker(repo, stop_daemons, monkeypatch):
+    """Started from an agent's hook, it serves people too: what it starts must not pass for an
+    agent's (issue 36, item 8)."""
+    _store(repo)
+    stop_daemons.append(repo.root)
+    for name in ("CLAUDECODE", "CODEX_THREAD_ID", "AI_AGENT"):
+        monkeypatch.setenv(name, "1")
+    proc = repo.dmm("agent", "hook", "user-prompt-submit", input=json.dumps({"prompt": TASK}),
+                    env={"DMM_AGENT": "hook"})
+    assert proc.returncode == 0, proc.stderr
+    deadline = time.monotonic() + 30
+    while daemon_pid(repo.root) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    pid = daemon_pid(repo.root)
+    assert pid is not None
+    environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+    names = {item.split(b"=", 1)[0].decode() for item in environ if item}
+    assert not names & {"CLAUDECODE", "CODEX_THREAD_ID", "AI_AGENT", "DMM_AGENT"}, names
+    assert "PATH" in names  # the rest of the environment is kept

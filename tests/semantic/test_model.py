@@ -157,3 +157,33 @@ def test_reindex_says_which_model_embedded_and_why_the_slower_one(repo, model_ca
     again = repo.dmm("reindex", "--json", env={model.INT8_SWITCH: "off"})
     assert json.loads(again.stdout)["model"] == model.MODEL_ID
     assert json.loads(again.stdout)["embedded"] == 0  # the pinned model's vectors are cached
+
+
+def test_the_next_derivation_clears_what_killed_ones_left(tmp_path, monkeypatch, fresh):
+    """A `dmm mcp` killed while deriving leaves its work folder (20-60 MB): the next derivation
+    removes those whose process is gone, and any older than the bound, and keeps a live one's."""
+    import os
+    import subprocess
+    import time
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    running = subprocess.Popen(["sleep", "120"])
+    try:
+        left = {name: folder / name for name in (
+            f".derive-{ended.pid}-abc", f".derive-{running.pid}-def", ".derive-old")}
+        for path in left.values():
+            path.mkdir()
+            (path / "folded.onnx").write_bytes(b"x" * 1000)
+        old = time.time() - model.STALE_DERIVATION_S - 60
+        os.utime(left[".derive-old"], (old, old))
+        monkeypatch.setenv(model.CACHE_ENV, str(tmp_path))
+        model_id, path, _why = fresh()  # nothing derived in this folder: derived now
+        assert model_id == model.DERIVED_ID and path.parent == folder
+        assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".derive-")) == [
+            f".derive-{running.pid}-def"]
+    finally:
+        running.kill()
+        running.wait()

@@ -1,0 +1,127 @@
+"""The baseline reaches every session (issue 36, item 3; issue 39's fallback): a hook that has
+no pack in time answers the baseline memories read from their files (no index), and the first
+prompt's pack of a session whose start did not deliver them carries them, once."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import git
+
+BASELINE = "Deploys go through the release train"
+PROJECT = "Upload size ceiling of the gateway"
+
+
+@pytest.fixture
+def store(repo):
+    repo.add("baseline/deploys.md", "mem_2026_11_01_001", BASELINE,
+             "Every deploy goes through the weekly release train; hotfixes too.",
+             scope="baseline", tags="[deploy]")
+    repo.add("project/uploads.md", "mem_2026_11_02_001", PROJECT,
+             "The public gateway refuses uploads above 50,000,000 bytes with status 413.",
+             tags="[uploads]")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "memories")
+    assert repo.dmm("reindex").returncode == 0
+    return repo
+
+
+def hook(root, event: str, payload: dict) -> str:
+    out = subprocess.run([sys.executable, "-m", "dmm", "agent", "hook", event], cwd=root,
+                         input=json.dumps(payload), capture_output=True, text=True, timeout=60,
+                         env={**os.environ})
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    return out.stdout
+
+
+def prompt(session: str | None, text: str = "what is the upload size ceiling?") -> dict:
+    return {"prompt": text, **({"session_id": session} if session else {})}
+
+
+def test_a_start_that_cannot_read_the_index_answers_the_baseline_from_its_files(store):
+    holder = sqlite3.connect(store.ws.state_dir / "cache.sqlite3", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # the index cannot be read at all
+        start = hook(store.root, "session-start", {"session_id": "s1", "source": "startup"})
+        assert BASELINE in start and "read from their files" in start, start
+        assert "Every deploy goes through the weekly release train" in start
+        assert PROJECT not in start
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    # delivered: the session's prompts do not carry it again
+    pack = hook(store.root, "user-prompt-submit", prompt("s1"))
+    assert PROJECT in pack and BASELINE not in pack
+
+
+def test_a_session_whose_start_delivered_nothing_gets_the_baseline_in_its_first_pack(store):
+    first = hook(store.root, "user-prompt-submit", prompt("s2"))
+    assert PROJECT in first and BASELINE in first, first
+    assert "the session has not received yet" in first
+    assert first.index(BASELINE) < first.index(PROJECT)
+    second = hook(store.root, "user-prompt-submit", prompt("s2"))
+    assert PROJECT in second and BASELINE not in second, second
+    # a session the client does not name is not followed: its packs are as before
+    assert BASELINE not in hook(store.root, "user-prompt-submit", prompt(None))
+
+
+def test_a_start_that_answered_in_time_is_recorded_and_a_new_start_owes_it_again(store):
+    start = hook(store.root, "session-start", {"session_id": "s3", "source": "startup"})
+    assert BASELINE in start and "read from their files" not in start
+    assert BASELINE not in hook(store.root, "user-prompt-submit", prompt("s3"))
+    assert hook(store.root, "session-start", {"session_id": "s3", "source": "resume"}) == ""
+    assert BASELINE not in hook(store.root, "user-prompt-submit", prompt("s3"))
+
+
+def test_the_deadline_answers_the_baseline_when_it_is_read_and_records_it(store):
+    from dmm.agents import sessions
+    from dmm.agents.hook import Fallback
+
+    line = "(dmm: no memory pack this time: not ready within 0.9 s)\n"
+    ws = store.ws
+    late = Fallback(ws, "session-start", {"session_id": "s4", "source": "compact"}, after=0)
+    late.timer.join(30)  # the baseline has been read meanwhile
+    text = late.late(line)
+    assert BASELINE in text and "read from their files" in text
+    assert sessions.delivered(ws, "s4")
+    # a prompt of a session that has it: one line, not the baseline again
+    again = Fallback(ws, "user-prompt-submit", prompt("s4"), after=0)
+    assert not again.owed and again.late(line) == line
+    # nothing read yet: the line
+    unread = Fallback(ws, "session-start", {"session_id": "s5"}, after=3600)
+    assert unread.late(line) == line and not sessions.delivered(ws, "s5")
+    unread.timer.cancel()
+
+
+def test_the_record_of_sessions_is_bounded(store, monkeypatch):
+    from dmm.agents import sessions
+
+    monkeypatch.setattr(sessions, "MAX_SESSIONS", 5)
+    ws = store.ws
+    for n in range(12):
+        sessions.record(ws, f"session-{n}")
+        os.utime(sessions._file(ws, f"session-{n}"), ns=(n * 10**9, n * 10**9))
+    kept = sorted(p.name for p in (ws.state_dir / sessions.FOLDER).iterdir())
+    assert len(kept) <= 6  # pruned when each is made: the newest five and the one just made
+    assert sessions.delivered(ws, "session-11") and not sessions.delivered(ws, "session-0")
+
+
+def test_the_fallback_text_is_kept_and_made_again_when_a_baseline_file_changes(store):
+    from dmm.agents.hook import FALLBACK_FILE, baseline_from_files
+
+    ws = store.ws
+    first = baseline_from_files(ws)
+    assert BASELINE in first and (ws.state_dir / FALLBACK_FILE).is_file()
+    assert baseline_from_files(ws) == first  # kept
+    store.add("baseline/deploys.md", "mem_2026_11_01_001", "Deploys go out on Tuesdays",
+              "Every deploy goes out on Tuesday.", scope="baseline", tags="[deploy]")
+    changed = baseline_from_files(ws)
+    assert "Deploys go out on Tuesdays" in changed and BASELINE not in changed
+    (ws.memory_dir / "baseline" / "deploys.md").unlink()
+    assert baseline_from_files(ws) == ""

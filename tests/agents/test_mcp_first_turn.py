@@ -1,0 +1,54 @@
+"""The first turn of a session has dmm's tools (issue 36, item 1): Claude Code offers an MCP
+server's tools to its model only once `resources/list` is answered, so `dmm mcp` answers it,
+`resources/templates/list` and `prompts/list` before its MCP SDK has loaded, exactly as the
+SDK's server answers them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.agents.standin_client import StandInClient, dmm_mcp, sdk_only
+
+pytest.importorskip("mcp")
+
+BOUND_S = 30  # a failure bound for a server that never answers, not a timing
+
+
+def test_a_client_that_waits_for_resources_gets_the_tools_before_the_sdk_loads(repo, tmp_path):
+    with StandInClient(dmm_mcp(), repo.root, tmp_path, gated=True) as client:
+        tools = client.start_session(BOUND_S)
+        assert "memory_query" in tools  # offered while `import mcp` is still held back
+        templates = client.request("resources/templates/list")
+        prompts = client.request("prompts/list", {})
+        assert client.wait([templates, prompts], BOUND_S)
+        assert client.answers[prompts]["error"]["code"] == -32601
+        # what needs the SDK comes once it has loaded
+        call = client.request("tools/call", {"name": "memory_list", "arguments": {}})
+        client.open_gate()
+        assert client.wait([call], 120)
+        assert "result" in client.answers[call] and not client.answers[call]["result"]["isError"]
+
+
+def _answers(argv, root, scratch) -> dict:
+    asked = [("tools/list", {}), ("resources/list", {}), ("resources/templates/list", None),
+             ("prompts/list", {}), ("resources/list", {"cursor": "x"})]
+    with StandInClient(argv, root, scratch) as client:
+        first = client.request("initialize", {"protocolVersion": "2025-06-18",
+                                              "capabilities": {},
+                                              "clientInfo": {"name": "t", "version": "1"}})
+        assert client.wait([first], 120)
+        client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ids = [client.request(method, params) for method, params in asked]
+        assert client.wait(ids, 120), client.answers
+        out = {"initialize": client.answers[first]}
+        for (method, params), i in zip(asked, ids):
+            out[f"{method} {params}"] = client.answers[i]
+    return out
+
+
+def test_the_front_answers_exactly_what_the_sdk_server_answers(repo, tmp_path):
+    front = _answers(dmm_mcp(), repo.root, tmp_path / "front")
+    sdk = _answers(sdk_only(), repo.root, tmp_path / "sdk")
+    assert front.keys() == sdk.keys()
+    for key in front:
+        assert front[key] == sdk[key], key
