@@ -51,6 +51,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "auto_age_days": 30,  # contradictions this far apart in time: the newer one wins
         "auto_priority_gap": 0.2,  # a priority this much higher is "clearly more trusted"
     },
+    "narrative": {  # `dmm conflicts scan --narrative` (docs/conflicts.md#the-narrative-pass)
+        "batch_tokens": 6000,  # the story is sent in batches of at most this many tokens
+        "overlap_tokens": 1000,  # each batch repeats this much of the one before (< half)
+    },
     "semantic": {
         "enabled": True,  # rank and compare by meaning too (a local model; docs/semantic.md)
         "background": True,  # the CLI and hooks ask a per-repository background process
@@ -90,6 +94,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "agents.hook_budget": (1, 1_000_000),
     "semantic.idle_minutes": (1, 10_080),
     "agents.hook_max_chars": (200, 1_000_000),
+    "narrative.batch_tokens": (500, 1_000_000),
+    "narrative.overlap_tokens": (0, 500_000),
 }
 _SHARES = (0.0, 1.0)  # every other numeric setting is a share, a similarity or a confidence
 MAX_BYTES = 1024 * 1024  # a settings file is a few KB; a larger one is not dmm's
@@ -154,6 +160,9 @@ def parse(raw: bytes | None, path: str) -> dict[str, dict[str, Any]]:
             config[section][key] = value
     if config["quality"]["min_tokens"] > config["quality"]["max_tokens"]:
         raise InvalidInputError(f"{path}: quality.min_tokens is above quality.max_tokens")
+    if 2 * config["narrative"]["overlap_tokens"] >= config["narrative"]["batch_tokens"]:
+        raise InvalidInputError(f"{path}: narrative.overlap_tokens must be under half of "
+                                "narrative.batch_tokens (each batch must bring new facts)")
     return config
 
 

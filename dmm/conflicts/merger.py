@@ -22,9 +22,7 @@ ORDER = ("supersession", "stale", "contradictory", "scope_overlap", "duplicate")
 
 
 def _memory(f: Features, role: str) -> ConflictMemory:
-    m = f.memory
-    return ConflictMemory(m.id, m.path, m.title, m.scope, m.priority, role,
-                          m.created.isoformat() if m.created else None)
+    return ConflictMemory.of(f.memory, role)
 
 
 def by_pair(candidates: list[Candidate]) -> dict[tuple[str, str], list[Candidate]]:

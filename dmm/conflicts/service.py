@@ -68,9 +68,7 @@ def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None
 
 
 def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
-    return {m.id: ConflictMemory(m.id, m.path, m.title, m.scope, m.priority, "secondary",
-                                 m.created.isoformat() if m.created else None)
-            for m in read.memories(conn)}
+    return {m.id: ConflictMemory.of(m, "secondary") for m in read.memories(conn)}
 
 
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,
