@@ -162,7 +162,6 @@ def _answer(judge, batch: Batch, n: int, the_plan: Plan, system: str, max_tokens
     """The model's answer about one batch (from the cache when it has it), or None when the
     batch was not sent (over the token limit) or its call failed (counted in ``result``)."""
     from dmm.judge.client import JudgeFailed
-    from dmm.judge.prompts import fence
 
     key = narrative.batch_key(batch.facts, batch.scope, judge.model_id)
     data = cache.get(key) if cache is not None else None
@@ -174,7 +173,7 @@ def _answer(judge, batch: Batch, n: int, the_plan: Plan, system: str, max_tokens
         return None
     try:
         answer = judge.ask(system=system, prompt=narrative.prompt(
-            batch.facts, batch.scope, the_plan.fact_limit, fence),
+            batch.facts, batch.scope, the_plan.fact_limit),
             schema=narrative.SCHEMA, max_output_tokens=MAX_OUTPUT_TOKENS)
     except JudgeFailed as exc:
         result.batches_failed += 1

@@ -1,8 +1,9 @@
 """The reviewer's automated checks, one module each, all behind one interface.
 
 A check is a module with ``NAME`` and ``run(ctx) -> list[Issue]``; it may also define
-``fix(text) -> text`` for the issues it marks auto-fixable. ``CHECKS`` lists them in the order
-they run; an optional LLM check would join this list without touching the others.
+``fix(text) -> text`` for the issues it marks auto-fixable, and ``wanted(config) -> bool``
+when the store's settings turn it on or off. ``all_checks`` lists them in the order they run;
+the optional check by a language model (coherence) joined it without touching the others.
 """
 
 from __future__ import annotations
@@ -59,7 +60,11 @@ class ReviewContext:
         return {self.proposal.path, self.proposal.new_path, *self.touched}
 
 
-def all_checks() -> list:
-    from dmm.proposals.checks import baseline, conflicts, declared, duplicate, quality, schema
+def all_checks(config: dict | None = None) -> list:
+    """The checks in the order they run; a check with ``wanted(config)`` runs only when the
+    store's settings turn it on (the coherence check: while the judge is on)."""
+    from dmm.proposals.checks import (baseline, coherence, conflicts, declared, duplicate,
+                                      quality, schema)
 
-    return [declared, schema, quality, duplicate, conflicts, baseline]
+    checks = [declared, schema, quality, duplicate, conflicts, coherence, baseline]
+    return [c for c in checks if not hasattr(c, "wanted") or (config and c.wanted(config))]

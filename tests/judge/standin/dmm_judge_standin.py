@@ -3,7 +3,8 @@ same prompt every time.
 
 - As an ``llm`` plugin (``register_models``): models ``standin`` (verdicts, below) and
   ``standin-slow``, ``standin-malformed``, ``standin-offschema``, ``standin-refuse``,
-  ``standin-ratelimit``, ``standin-keyed`` (needs the key ``standin``). A subprocess loads it
+  ``standin-ratelimit``, ``standin-liar`` (answers the other tasks with memories it was not
+  shown and quotes that are not in them), ``standin-keyed`` (needs the key ``standin``). A subprocess loads it
   with this folder on PYTHONPATH and ``LLM_LOAD_PLUGINS=dmm-judge-standin`` (the dist-info
   folder beside this file declares the entry point).
 - As an OpenAI-compatible HTTP server on 127.0.0.1 (``serve()``), reached through llm's own
@@ -75,9 +76,11 @@ def verdict(system: str, prompt: str) -> dict:
             "explanation": "contradicting statements" if found else "no contradiction"}
 
 
-def answer(model_id: str, system: str, prompt: str) -> str:
+def answer(model_id: str, system: str, prompt: str, schema: dict | None = None) -> str:
     """What model ``model_id`` answers; logs the call (CALLS, and the file named by
-    DMM_STANDIN_LOG, for tests that run dmm in a subprocess)."""
+    DMM_STANDIN_LOG, for tests that run dmm in a subprocess). Asked with the schema of another
+    task than rule extraction (the reviewer's coherence check, the narrative pass), it answers
+    that task (dmm_judge_standin_tasks)."""
     call = {"model": model_id, "prompt_chars": len(prompt) + len(system or "")}
     CALLS.append(call)
     log = os.environ.get("DMM_STANDIN_LOG")
@@ -95,6 +98,11 @@ def answer(model_id: str, system: str, prompt: str) -> str:
         return "I'm sorry, but I can't help with comparing these documents."
     if mode == "ratelimit":
         raise RateLimitError("429 Too Many Requests")
+    from dmm_judge_standin_tasks import task_for
+
+    task = task_for(schema)
+    if task is not None:
+        return json.dumps(task(mode, system, prompt))
     return json.dumps(verdict(system, prompt))
 
 
@@ -120,7 +128,8 @@ if llm is not None:
             self.model_id = model_id
 
         def execute(self, prompt, stream, response, conversation):
-            text = answer(self.model_id, prompt.system or "", prompt.prompt or "")
+            text = answer(self.model_id, prompt.system or "", prompt.prompt or "",
+                          getattr(prompt, "schema", None))
             response.set_usage(input=(len(prompt.prompt or "") + len(prompt.system or "")) // 4,
                                output=len(text) // 4)
             yield text
@@ -129,7 +138,7 @@ if llm is not None:
         needs_key = "standin"
         key_env_var = "DMM_STANDIN_KEY"
 
-    MODES = ("", "-slow", "-malformed", "-offschema", "-refuse", "-ratelimit")
+    MODES = ("", "-slow", "-malformed", "-offschema", "-refuse", "-ratelimit", "-liar")
 
     @llm.hookimpl
     def register_models(register):
@@ -154,8 +163,9 @@ class _Handler(BaseHTTPRequestHandler):
         system = "\n".join(_text(m) for m in messages if m.get("role") == "system")
         prompt = "\n".join(_text(m) for m in messages if m.get("role") == "user")
         model = body.get("model", "standin")
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
         try:
-            text = answer(model, system, prompt)
+            text = answer(model, system, prompt, schema)
         except RateLimitError:
             return self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}},
                               {"retry-after-ms": "1"})
