@@ -216,13 +216,16 @@ def _save(ws: Workspace, conn: sqlite3.Connection, the_plan: Plan, found: dict[s
 def narrative_pass(ws: Workspace, conn: sqlite3.Connection, scopes: list[str] | None = None,
                    *, announce=None, progress=None) -> NarrativeResult:
     """`dmm conflicts scan --narrative`: open the judge the person configured (raises
-    JudgeUnavailable, saying how to turn it on), plan the batches, let ``announce(plan,
-    judge)`` say what will be sent where before anything is sent, then run."""
+    JudgeUnavailable, saying how to turn it on), bring the rules' conflicts up to date, plan
+    the batches, let ``announce(plan, judge)`` say what will be sent where before anything is
+    sent, then run."""
+    from dmm.conflicts.service import ensure_current
     from dmm.judge.client import open_judge
     from dmm.judge.settings import judge_settings
 
     settings = judge_settings(ws)
     judge = open_judge(settings)
+    ensure_current(ws, conn)  # what the rules find first: a pair they know is not asked about
     the_plan = plan(ws, conn, scopes)
     if announce:
         announce(the_plan, judge)
