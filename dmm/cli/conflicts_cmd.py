@@ -52,7 +52,8 @@ def command() -> None:
               help="Scan one memory (its id or path) against the store.",
               shell_complete=complete.memories)
 @click.option("--methods", metavar="LIST",
-              help=f"Comma-separated analyzers to run (default all): {', '.join(ANALYZER_METHODS)}.")
+              help="Comma-separated analyzers to run (default all): "
+                   f"{', '.join(ANALYZER_METHODS)}.")
 @json_option
 @click.pass_context
 def scan_cmd(ctx, full, narrative, scopes, since, memory, methods, as_json) -> int:
