@@ -17,6 +17,7 @@ knows (a detected conflict, a decision record: dismissed stays dismissed) is not
 from __future__ import annotations
 
 import datetime as dt
+import json
 import secrets
 import sqlite3
 import time
@@ -88,6 +89,46 @@ class NarrativeResult:
         return dict(self.__dict__)
 
 
+class AnswerCache:
+    """The model's checked-by-schema answers by batch key, in the cache's ``meta`` table
+    (``narrative:<scope>:<key>``): a run over an unchanged story sends nothing again, an edited
+    memory, another model or prompt asks again (narrative.batch_key). Derived data like the
+    rest of the cache: lost with it, never committed. Each run keeps only the answers to its
+    own batches of the scopes it read, so the table holds one story's answers per scope."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    @staticmethod
+    def _key(scope: str, key: str) -> str:
+        return f"narrative:{scope}:{key}"
+
+    def get(self, scope: str, key: str) -> dict | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?",
+                                (self._key(scope, key),)).fetchone()
+        try:
+            data = json.loads(row[0]) if row else None
+        except (ValueError, TypeError):
+            return None  # a damaged row: the batch is asked again
+        return data if isinstance(data, dict) else None
+
+    def put(self, scope: str, key: str, data: dict) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                          (self._key(scope, key), json.dumps(data)))
+
+    def keep_only(self, scopes: list[str], keys: set[str]) -> None:
+        """Forget the answers of ``scopes`` other than those of ``keys`` (scope, key)."""
+        wanted = {self._key(*k) for k in keys}
+        for scope in scopes:
+            stale = [row[0] for row in self.conn.execute(
+                "SELECT key FROM meta WHERE key >= ? AND key < ?",
+                (f"narrative:{scope}:", f"narrative:{scope};")) if row[0] not in wanted]
+            for start in range(0, len(stale), 500):
+                chunk = stale[start:start + 500]
+                self.conn.execute(f"DELETE FROM meta WHERE key IN ({','.join('?' * len(chunk))})",
+                                  chunk)
+
+
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -151,6 +192,9 @@ def run(ws: Workspace, conn: sqlite3.Connection, the_plan: Plan, judge, *,
             c = narrative.to_conflict(finding, the_plan.digests, judge.model_id,
                                       result.started_at)
             found.setdefault(c.conflict_id, c)
+    if cache is not None:
+        cache.keep_only(the_plan.scopes, {(b.scope, narrative.batch_key(
+            b.facts, b.scope, judge.model_id)) for b in the_plan.batches})
     _save(ws, conn, the_plan, found, covered, result)
     result.completed_at = _now()
     result.duration_ms = int((time.perf_counter() - started) * 1000)
@@ -164,7 +208,7 @@ def _answer(judge, batch: Batch, n: int, the_plan: Plan, system: str, max_tokens
     from dmm.judge.client import JudgeFailed
 
     key = narrative.batch_key(batch.facts, batch.scope, judge.model_id)
-    data = cache.get(key) if cache is not None else None
+    data = cache.get(batch.scope, key) if cache is not None else None
     if data is not None:
         result.batches_cached += 1
         return data
@@ -182,7 +226,7 @@ def _answer(judge, batch: Batch, n: int, the_plan: Plan, system: str, max_tokens
     result.batches_asked += 1
     result.tokens_sent += answer.input_tokens or batch.tokens
     if cache is not None:
-        cache.put(key, answer.data)
+        cache.put(batch.scope, key, answer.data)
     return answer.data
 
 
@@ -229,4 +273,5 @@ def narrative_pass(ws: Workspace, conn: sqlite3.Connection, scopes: list[str] | 
     the_plan = plan(ws, conn, scopes)
     if announce:
         announce(the_plan, judge)
-    return run(ws, conn, the_plan, judge, max_tokens=settings.max_tokens, progress=progress)
+    return run(ws, conn, the_plan, judge, max_tokens=settings.max_tokens,
+               cache=AnswerCache(conn), progress=progress)

@@ -297,3 +297,17 @@ def test_the_pass_through_an_openai_compatible_server(story, openai_standin):  #
     assert len(result["questions"]) == 1
     sent = json.dumps(openai_standin.requests)
     assert "Friday afternoons" in sent and "confusions" in sent  # the schema went along
+
+
+def test_a_second_run_over_an_unchanged_story_sends_nothing(story, llm_home, tmp_path):  # noqa: F811
+    log = tmp_path / "calls.jsonl"
+    story.env = subprocess_env(llm_home, log)
+    first = dmm_json(story, "conflicts", "scan", "--narrative")
+    second = dmm_json(story, "conflicts", "scan", "--narrative")
+    assert (first["batches_asked"], second["batches_asked"], second["batches_cached"]) == (1, 0, 1)
+    assert len(log.read_text().splitlines()) == 1 and second["questions"] == first["questions"]
+    story.add("project/sessions.md", "mem_2026_01_03_001", SHORT_SESSIONS[0],
+              SHORT_SESSIONS[1] + " Measured on the login page.")
+    commit_at(story, "2026-02-02T10:00:00Z")
+    third = dmm_json(story, "conflicts", "scan", "--narrative")  # an edited memory: asked again
+    assert third["batches_asked"] == 1 and len(log.read_text().splitlines()) == 2
