@@ -8,7 +8,7 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, open_index, progress_bar
 from dmm.cli.terminal import no_headers_option, paged
-from dmm.conflicts.model import METHODS, STATUSES, TYPES
+from dmm.conflicts.model import ANALYZERS, STATUSES, TYPES
 from dmm.errors import ExitCode, NotFoundError
 from dmm.lookup import memory_ids
 from dmm.render import count
@@ -43,10 +43,16 @@ def command() -> None:
               help="Scan one memory (its id or path) against the store.",
               shell_complete=complete.memories)
 @click.option("--methods", metavar="LIST",
-              help=f"Comma-separated analyzers to run (default all): {', '.join(METHODS[:-1])}.")
+              help=f"Comma-separated analyzers to run (default all): {', '.join(ANALYZERS)}.")
+@click.option("--include-rule-extraction/--no-rule-extraction", "rule_extraction",
+              default=None,
+              help="Also ask the judge, the language model set in [judge] of "
+                   ".dmm/config.toml, whether each memory scanned contradicts its nearest "
+                   "ones (their text goes to that model; docs/conflicts.md#the-judge). "
+                   "Default: as [judge] use_rule_extraction says.")
 @json_option
 @click.pass_context
-def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
+def scan_cmd(ctx, full, since, memory, methods, rule_extraction, as_json) -> int:
     """Scan for conflicts and store them (the git hooks run this after memory commits).
 
     \b
@@ -54,6 +60,7 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
       dmm conflicts scan
       dmm conflicts scan --full --json
       dmm conflicts scan --memory project/api/errors.md
+      dmm conflicts scan --full --include-rule-extraction
     """
     from dmm.conflicts.service import run_scan
 
@@ -62,13 +69,19 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
         if memory:
             memory = memory_ids(ws, conn, [memory])[0]
         progress, finish = progress_bar("scanning for conflicts")
+        judging, judged = progress_bar("judging pairs", min_items=1)
         try:
             result = run_scan(ws, conn, full=full, since=since, memory=memory,
-                              methods=_ids(methods) if methods else None, progress=progress)
+                              methods=_ids(methods) if methods else None, progress=progress,
+                              rule_extraction=rule_extraction, announce=_announce,
+                              judge_progress=judging)
         finally:
+            judged()
             finish()
     finally:
         conn.close()
+    for line in result.errors:  # the judge's: the rules' answer stands, the exit code too
+        message(f"warning: {line}")
     if as_json:
         emit_json(result.to_dict())
     else:
@@ -79,7 +92,18 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
             message(f"  {kind}: {n}")
         for artifact in result.artifacts:
             message(f"  left out, {count(artifact['count'], 'finding')}: {artifact['why']}")
+        if result.judge:
+            j = result.judge
+            message(f"  judge {j['model']}: {count(j['candidates'], 'pair')} to judge, "
+                    f"{j['cached']} judged before, {j['sent']} sent, {j['failed']} failed, "
+                    f"{j['skipped']} left for later; {j['conflicts']} said conflict")
     return 0
+
+
+def _announce(pairs: int, tokens: int, model: str, where: str) -> None:
+    """Said before the judge is sent anything: what, to whom, about how much."""
+    message(f"note: sending {count(pairs, 'pair')} of memories (about {tokens:,} tokens) to "
+            f"{model} at {where}")
 
 
 def _table(found, no_headers: bool = False) -> str:

@@ -9,7 +9,10 @@ from dmm.errors import InvalidInputError
 
 TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
-           "negation", "alternatives", "temporal", "manual")
+           "negation", "alternatives", "temporal", "rule_extraction", "manual")
+# the analyzers every scan runs (`--methods` chooses among them); rule_extraction is the
+# judge's second pass (analyzers/rule_extraction.py), manual a person's flag
+ANALYZERS = METHODS[:-2]
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
 OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
 # what each resolution action leaves the conflict as

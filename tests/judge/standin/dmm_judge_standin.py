@@ -3,7 +3,8 @@ same prompt every time.
 
 - As an ``llm`` plugin (``register_models``): models ``standin`` (verdicts, below) and
   ``standin-slow``, ``standin-malformed``, ``standin-offschema``, ``standin-refuse``,
-  ``standin-ratelimit``, ``standin-keyed`` (needs the key ``standin``). A subprocess loads it
+  ``standin-ratelimit``, ``standin-never`` (no conflict, ever), ``standin-invent`` (quotes
+  clauses the memories do not have), ``standin-keyed`` (needs the key ``standin``). A subprocess loads it
   with this folder on PYTHONPATH and ``LLM_LOAD_PLUGINS=dmm-judge-standin`` (the dist-info
   folder beside this file declares the entry point).
 - As an OpenAI-compatible HTTP server on 127.0.0.1 (``serve()``), reached through llm's own
@@ -95,7 +96,15 @@ def answer(model_id: str, system: str, prompt: str) -> str:
         return "I'm sorry, but I can't help with comparing these documents."
     if mode == "ratelimit":
         raise RateLimitError("429 Too Many Requests")
-    return json.dumps(verdict(system, prompt))
+    found = verdict(system, prompt)
+    if mode == "never":  # a judge that sees no conflict anywhere
+        found.update(conflicts=[], overall_conflict=False, confidence=0.9)
+    if mode == "invent":  # a judge that quotes clauses the memories do not have
+        found.update(overall_conflict=True, confidence=0.95, conflicts=[{
+            "rule1": "x", "rule2": "y", "quote1": "always use tabs for indentation",
+            "quote2": "never use tabs for indentation", "contradiction": "made up",
+            "severity": "high"}])
+    return json.dumps(found)
 
 
 class RateLimitError(Exception):
@@ -129,7 +138,8 @@ if llm is not None:
         needs_key = "standin"
         key_env_var = "DMM_STANDIN_KEY"
 
-    MODES = ("", "-slow", "-malformed", "-offschema", "-refuse", "-ratelimit")
+    MODES = ("", "-slow", "-malformed", "-offschema", "-refuse", "-ratelimit", "-never",
+             "-invent")
 
     @llm.hookimpl
     def register_models(register):
