@@ -280,12 +280,13 @@ def conflicts_of(ws: Workspace, key: str) -> dict:
 
 
 def scan(ws: Workspace, *, full: bool = False, since: str | None = None,
-         memory: str | None = None, methods: list[str] | None = None) -> dict:
+         memory: str | None = None, methods: list[str] | None = None,
+         rule_extraction: bool | None = None) -> dict:
     from dmm.conflicts.service import run_scan
 
     with _cache(ws) as conn:
-        return run_scan(ws, conn, full=full, since=since, memory=memory,
-                        methods=methods).to_dict()
+        return run_scan(ws, conn, full=full, since=since, memory=memory, methods=methods,
+                        rule_extraction=rule_extraction).to_dict()
 
 
 def scans(ws: Workspace, limit: int = 20) -> dict:

@@ -9,12 +9,15 @@ from dmm.errors import InvalidInputError
 
 TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
-           "negation", "alternatives", "temporal", "manual", "narrative")
-# methods no analyzer of a scan runs: a person's flag, and passes that read the store another
-# way (the narrative pass asks a language model about a scope's story). A scan keeps what they
-# found while the memories they found it in are unchanged (store.save).
+           "negation", "alternatives", "temporal", "rule_extraction", "manual", "narrative")
+# the analyzers every scan runs (`--methods` chooses among them); rule_extraction is the
+# judge's second pass (analyzers/rule_extraction.py), manual a person's flag, narrative the
+# narrative pass (narrative.py)
+ANALYZERS = METHODS[:-3]
+# methods no scan runs: a person's flag, and the pass that reads the store another way (the
+# narrative pass asks a language model about a scope's story). A scan keeps what they found
+# while the memories they found it in are unchanged (store.save).
 PASSES = ("manual", "narrative")
-ANALYZER_METHODS = tuple(m for m in METHODS if m not in PASSES)
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
 OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
 # what each resolution action leaves the conflict as

@@ -14,7 +14,7 @@ import marshal
 import sqlite3
 from pathlib import Path
 
-from dmm.conflicts.model import ANALYZER_METHODS, PASSES, Conflict, ConflictMemory
+from dmm.conflicts.model import ANALYZERS, PASSES, Conflict, ConflictMemory
 from dmm.workspace import DMM_DIR
 
 
@@ -40,7 +40,7 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                 found_by = set(_cached_json(record).get("methods") or ())
                 if not found_by <= methods:
                     kept.add(cid)
-        carried = _found_by_passes(conn, methods or set(ANALYZER_METHODS))
+        carried = _found_by_passes(conn, methods or set(ANALYZERS))
         kept |= set(carried)
         stale = conn.execute("SELECT conflict_id, a, b FROM conflicts").fetchall()
         gone = [cid for cid, a, b in stale if cid not in kept

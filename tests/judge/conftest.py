@@ -74,8 +74,12 @@ def subprocess_env(llm_home: Path, log: Path | None = None) -> dict:
     return env
 
 
-def judge_config(model: str = "standin", **extra) -> str:
-    """A [judge] table turning the stand-in on."""
+def set_judge(root: Path, model: str = "standin", **extra) -> None:
+    """Turn the judge on in the store's config.toml (its [judge] table, which `dmm init`
+    writes last, replaced) with ``model`` and ``extra`` settings."""
+    path = root / ".dmm" / "config.toml"
+    text = path.read_text(encoding="utf-8")
     lines = ["[judge]", "enabled = true", f'model = "{model}"']
     lines += [f"{k} = {str(v).lower() if isinstance(v, bool) else v}" for k, v in extra.items()]
-    return "\n".join(lines) + "\n"
+    path.write_text(text[:text.index("\n[judge]")] + "\n" + "\n".join(lines) + "\n",
+                    encoding="utf-8")

@@ -3,9 +3,10 @@ same prompt every time.
 
 - As an ``llm`` plugin (``register_models``): models ``standin`` (verdicts, below) and
   ``standin-slow``, ``standin-malformed``, ``standin-offschema``, ``standin-refuse``,
-  ``standin-ratelimit``, ``standin-liar`` (answers the other tasks with memories it was not
-  shown and quotes that are not in them), ``standin-keyed`` (needs the key ``standin``). A
-  subprocess loads it with this folder on PYTHONPATH and
+  ``standin-ratelimit``, ``standin-never`` (no conflict, ever), ``standin-invent`` (quotes
+  clauses the memories do not have), ``standin-liar`` (answers the other tasks with memories
+  it was not shown and quotes that are not in them), ``standin-keyed`` (needs the key
+  ``standin``). A subprocess loads it with this folder on PYTHONPATH and
   ``LLM_LOAD_PLUGINS=dmm-judge-standin`` (the dist-info folder beside this file declares the
   entry point).
 - As an OpenAI-compatible HTTP server on 127.0.0.1 (``serve()``), reached through llm's own
@@ -104,7 +105,15 @@ def answer(model_id: str, system: str, prompt: str, schema: dict | None = None) 
     task = task_for(schema)
     if task is not None:
         return json.dumps(task(mode, system, prompt))
-    return json.dumps(verdict(system, prompt))
+    found = verdict(system, prompt)
+    if mode == "never":  # a judge that sees no conflict anywhere
+        found.update(conflicts=[], overall_conflict=False, confidence=0.9)
+    if mode == "invent":  # a judge that quotes clauses the memories do not have
+        found.update(overall_conflict=True, confidence=0.95, conflicts=[{
+            "rule1": "x", "rule2": "y", "quote1": "always use tabs for indentation",
+            "quote2": "never use tabs for indentation", "contradiction": "made up",
+            "severity": "high"}])
+    return json.dumps(found)
 
 
 class RateLimitError(Exception):
@@ -139,7 +148,8 @@ if llm is not None:
         needs_key = "standin"
         key_env_var = "DMM_STANDIN_KEY"
 
-    MODES = ("", "-slow", "-malformed", "-offschema", "-refuse", "-ratelimit", "-liar")
+    MODES = ("", "-slow", "-malformed", "-offschema", "-refuse", "-ratelimit", "-never",
+             "-invent", "-liar")
 
     @llm.hookimpl
     def register_models(register):
