@@ -125,6 +125,45 @@ def scan_cmd(ctx, full, narrative, scopes, since, memory, methods, rule_extracti
     return 0
 
 
+def _narrative(ctx, scopes: list[str], as_json: bool) -> int:
+    from dmm.conflicts.narrative_scan import narrative_pass
+
+    def announce(plan, judge) -> None:
+        message(f"narrative pass: {count(len(plan.batches), 'batch', 'batches')} from "
+                f"{count(plan.memories, 'active memory', 'active memories')} of "
+                f"{', '.join(plan.scopes)}, about {plan.tokens:,} tokens to {judge.model_id} "
+                f"({judge.where})")
+
+    ws, conn = open_index(ctx)
+    try:
+        progress, finish = progress_bar("asking the judge", min_items=2)
+        try:
+            result = narrative_pass(ws, conn, scopes or None, announce=announce,
+                                    progress=progress)
+        finally:
+            finish()
+    finally:
+        conn.close()
+    if as_json:
+        emit_json(result.to_dict())
+        return 0
+    message(f"narrative scan in {result.duration_ms} ms: "
+            f"{count(result.conflicts_detected, 'conflict')}, {result.conflicts_new} new"
+            + (f", {result.already_known} already known" if result.already_known else "")
+            + (f" ({result.batches_cached} of {result.batches} batches answered from the "
+               "cache)" if result.batches_cached else ""))
+    for q in result.questions:
+        click.echo(f"{q['conflict_id']}  {' <> '.join(q['memories'])}  {q['question']}")
+    for line in result.errors:
+        message(f"  not judged, {line} (the other batches and every other conflict stand)")
+    for line in result.dropped:
+        message(f"  left out, {line}")
+    if result.batches_left:
+        message(f"  {count(result.batches_left, 'batch', 'batches')} not sent: this run's "
+                "token limit (judge.max_tokens) was reached; run the pass again for the rest")
+    return 0
+
+
 def _announce(pairs: int, tokens: int, model: str, where: str) -> None:
     """Said before the judge is sent anything: what, to whom, about how much."""
     message(f"note: sending {count(pairs, 'pair')} of memories (about {tokens:,} tokens) to "

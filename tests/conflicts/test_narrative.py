@@ -14,7 +14,7 @@ import pytest
 
 from dmm.conflicts import narrative
 from dmm.memory.model import Memory
-from tests.judge.conftest import (judge_config, llm_home, openai_standin,  # noqa: F401
+from tests.judge.conftest import (llm_home, openai_standin, set_judge,  # noqa: F401
                                   standin_plugin, subprocess_env)
 
 FRIDAYS = ("Production deploys happen on Friday afternoons",
@@ -41,15 +41,20 @@ def commit_at(repo, when: str, message: str = "memory") -> None:
                     "-qm", message], cwd=repo.root, check=True, env=env, capture_output=True)
 
 
-def configure(repo, model: str | None = "standin", narrative_tables: str = "",
+def configure(repo, model: str | None = "standin", batch: tuple[int, int] | None = None,
               **judge) -> None:
-    """The store's [judge] table (and any [narrative] one) replaced, in the work tree; no
-    model: no [judge] table (the judge is off)."""
+    """The judge on with ``model`` (None: off), and the narrative batches (tokens, overlap)."""
     path = repo.root / ".dmm" / "config.toml"
-    text = re.sub(r"(?ms)^\[judge\]\n.*?(?=^\[|\Z)", "", path.read_text(encoding="utf-8"))
-    text = re.sub(r"(?ms)^\[narrative\]\n.*?(?=^\[|\Z)", "", text)
-    path.write_text(text.rstrip("\n") + "\n\n" + (judge_config(model, **judge) if model else "")
-                    + narrative_tables, encoding="utf-8")
+    if model:
+        set_judge(repo.root, model, **judge)
+    else:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text[:text.index("\n[judge]")] + "\n", encoding="utf-8")
+    if batch:
+        text = re.sub(r"(?m)^batch_tokens = \d+$", f"batch_tokens = {batch[0]}",
+                      path.read_text(encoding="utf-8"))
+        path.write_text(re.sub(r"(?m)^overlap_tokens = \d+$", f"overlap_tokens = {batch[1]}",
+                               text), encoding="utf-8")
 
 
 @pytest.fixture
@@ -283,7 +288,7 @@ def test_a_long_story_is_read_in_overlapping_batches(story):
                   f"How we handle {topic}",
                   f"Our practice for {topic} is written down here with its reasons. " * 6)
         commit_at(story, f"2026-05-0{n + 1}T10:00:00Z")
-    configure(story, narrative_tables="[narrative]\nbatch_tokens = 500\noverlap_tokens = 200\n")
+    configure(story, batch=(500, 200))
     result = dmm_json(story, "conflicts", "scan", "--narrative", "--scope", "project")
     assert result["batches"] >= 3 and result["batches_asked"] == result["batches"]
     assert [q["memories"] for q in result["questions"]] == [["mem_2026_01_01_001",
