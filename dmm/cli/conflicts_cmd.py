@@ -128,11 +128,12 @@ def scan_cmd(ctx, full, narrative, scopes, since, memory, methods, rule_extracti
 def _narrative(ctx, scopes: list[str], as_json: bool) -> int:
     from dmm.conflicts.narrative_scan import narrative_pass
 
-    def announce(plan, judge) -> None:
-        message(f"narrative pass: {count(len(plan.batches), 'batch', 'batches')} from "
-                f"{count(plan.memories, 'active memory', 'active memories')} of "
-                f"{', '.join(plan.scopes)}, about {plan.tokens:,} tokens to {judge.model_id} "
-                f"({judge.where})")
+    def announce(batches: int, tokens: int, cached: int, model: str, where: str) -> None:
+        message(f"note: the narrative pass reads {count(batches, 'batch', 'batches')} of "
+                f"{', '.join(scopes) or 'every scope but ephemeral'}"
+                + (f" ({cached} answered before)" if cached else "")
+                + (f": sending about {tokens:,} tokens to {model} at {where}"
+                   if batches > cached else ": nothing to send"))
 
     ws, conn = open_index(ctx)
     try:

@@ -54,10 +54,6 @@ class Plan:
     digests: dict[str, str]  # memory id -> the digest of its text in the cache
     fact_limit: int
 
-    @property
-    def tokens(self) -> int:
-        return sum(b.tokens for b in self.batches)
-
 
 @dataclass
 class NarrativeResult:
@@ -156,10 +152,11 @@ def plan(ws: Workspace, conn: sqlite3.Connection, scopes: list[str] | None = Non
     out = []
     for scope in wanted:
         facts = narrative.story([m for m in memories if m.scope == scope], added)
+        costs = {f.memory.id: min(narrative.cost(f), fact_limit) for f in facts}
         for batch in narrative.batches(facts, limit, overlap):
             if len(batch) >= 2:  # one fact tells no story
-                tokens = system + sum(min(narrative.cost(f), fact_limit) for f in batch)
-                out.append(Batch(scope, batch, tokens))
+                out.append(Batch(scope, batch, system + sum(costs[f.memory.id]
+                                                            for f in batch)))
     return Plan(wanted, len(memories), out, digests, fact_limit)
 
 
@@ -261,8 +258,8 @@ def narrative_pass(ws: Workspace, conn: sqlite3.Connection, scopes: list[str] | 
                    *, announce=None, progress=None) -> NarrativeResult:
     """`dmm conflicts scan --narrative`: open the judge the person configured (raises
     JudgeUnavailable, saying how to turn it on), bring the rules' conflicts up to date, plan
-    the batches, let ``announce(plan, judge)`` say what will be sent where before anything is
-    sent, then run."""
+    the batches, let ``announce(batches, tokens, cached, model, where)`` say what will be sent
+    where before anything is sent (the batches the cache answers cost nothing), then run."""
     from dmm.conflicts.service import ensure_current
     from dmm.judge.client import open_judge
     from dmm.judge.settings import judge_settings
@@ -271,7 +268,11 @@ def narrative_pass(ws: Workspace, conn: sqlite3.Connection, scopes: list[str] | 
     judge = open_judge(settings)
     ensure_current(ws, conn)  # what the rules find first: a pair they know is not asked about
     the_plan = plan(ws, conn, scopes)
+    cache = AnswerCache(conn)
     if announce:
-        announce(the_plan, judge)
-    return run(ws, conn, the_plan, judge, max_tokens=settings.max_tokens,
-               cache=AnswerCache(conn), progress=progress)
+        new = [b for b in the_plan.batches if cache.get(b.scope, narrative.batch_key(
+            b.facts, b.scope, judge.model_id)) is None]
+        announce(len(the_plan.batches), min(sum(b.tokens for b in new), settings.max_tokens),
+                 len(the_plan.batches) - len(new), judge.model_id, judge.where)
+    return run(ws, conn, the_plan, judge, max_tokens=settings.max_tokens, cache=cache,
+               progress=progress)

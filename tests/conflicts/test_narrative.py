@@ -194,7 +194,9 @@ def test_the_pass_asks_a_person_about_what_the_rules_missed(story):
     proc = story.dmm("conflicts", "scan", "--narrative", env=story.env)
     assert proc.returncode == 0, proc.stderr
     announce = proc.stderr.splitlines()[0]
-    assert re.search(r"1 batch from 4 active memories .* about [\d,]+ tokens to standin", announce)
+    assert re.fullmatch(r"note: the narrative pass reads 1 batch of every scope but ephemeral: "
+                        r"sending about [\d,]+ tokens to standin at the service behind the llm "
+                        r"plugin dmm-judge-standin", announce)
     assert "Is it still the case that The team no longer deploys" in proc.stdout
     assert "1 already known" in proc.stderr  # the session pair: a scan found it already
     found = narrative_conflicts(story)
@@ -311,6 +313,9 @@ def test_a_second_run_over_an_unchanged_story_sends_nothing(story, llm_home, tmp
     second = dmm_json(story, "conflicts", "scan", "--narrative")
     assert (first["batches_asked"], second["batches_asked"], second["batches_cached"]) == (1, 0, 1)
     assert len(log.read_text().splitlines()) == 1 and second["questions"] == first["questions"]
+    proc = story.dmm("conflicts", "scan", "--narrative", env=story.env)
+    assert "1 batch of every scope but ephemeral (1 answered before): nothing to send" in (
+        proc.stderr)
     story.add("project/sessions.md", "mem_2026_01_03_001", SHORT_SESSIONS[0],
               SHORT_SESSIONS[1] + " Measured on the login page.")
     commit_at(story, "2026-02-02T10:00:00Z")
