@@ -116,7 +116,7 @@ def propose(ws: Workspace, *, proposed_by: str, **kw) -> dict:
     with _cache(ws) as conn:
         result = make(ws, conn, proposed_by=proposed_by, **kw)
     out = result.to_dict()
-    out["reviewer_checks"] = [check.NAME for check in all_checks(ws.config)]
+    out["reviewer_checks"] = [check.NAME for check in all_checks(ws)]
     return out
 
 

@@ -77,8 +77,9 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
             new_text = fixed
         else:
             new_text, ctx = _context(git, proposal, conn, ws.config, head)
+            ctx.workspace = ws
             issues, performed, fixed = [], [], new_text
-            for check in all_checks(ws.config):
+            for check in all_checks(ws):
                 performed.append(check.NAME)
                 issues += check.run(ctx)
                 if hasattr(check, "fix"):

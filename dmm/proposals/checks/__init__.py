@@ -1,8 +1,8 @@
 """The reviewer's automated checks, one module each, all behind one interface.
 
 A check is a module with ``NAME`` and ``run(ctx) -> list[Issue]``; it may also define
-``fix(text) -> text`` for the issues it marks auto-fixable, and ``wanted(config) -> bool``
-when the store's settings turn it on or off. ``all_checks`` lists them in the order they run;
+``fix(text) -> text`` for the issues it marks auto-fixable, and ``wanted(workspace) -> bool``
+when settings turn it on or off. ``all_checks`` lists them in the order they run;
 the optional check by a language model (coherence) joined it without touching the others.
 """
 
@@ -53,6 +53,9 @@ class ReviewContext:
     claim_problems: list[str] = field(default_factory=list)
     # another memory on the target branch that already has the proposal's id (declared.id_taken)
     id_used_by: str | None = None
+    # the Workspace reviewed in: whose clone's own settings apply (the judge runs only with
+    # its person's consent, in git config); None where no clone reviews (CI)
+    workspace: object | None = None
 
     @property
     def own_paths(self) -> set[str]:
@@ -60,11 +63,13 @@ class ReviewContext:
         return {self.proposal.path, self.proposal.new_path, *self.touched}
 
 
-def all_checks(config: dict | None = None) -> list:
-    """The checks in the order they run; a check with ``wanted(config)`` runs only when the
-    store's settings turn it on (the coherence check: while the judge is on)."""
+def all_checks(workspace=None) -> list:
+    """The checks in the order they run; a check with ``wanted(workspace)`` runs only when
+    the store's settings and this clone turn it on (the coherence check: while the judge is
+    on here); without a workspace (CI), never."""
     from dmm.proposals.checks import (baseline, coherence, conflicts, declared, duplicate,
                                       quality, schema)
 
     checks = [declared, schema, quality, duplicate, conflicts, coherence, baseline]
-    return [c for c in checks if not hasattr(c, "wanted") or (config and c.wanted(config))]
+    return [c for c in checks if not hasattr(c, "wanted")
+            or (workspace is not None and c.wanted(workspace))]

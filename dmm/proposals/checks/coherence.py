@@ -77,11 +77,12 @@ _WARN = {"contradicts": ("contradicts", "clarify both memories, or deprecate the
                                     "say how both hold")}
 
 
-def wanted(config: dict) -> bool:
-    """Whether the reviewer runs this check: while the judge is on (any of its switches)."""
+def wanted(workspace) -> bool:
+    """Whether the reviewer runs this check: while the judge is on in this clone (the
+    Workspace: its config.toml, and its person's consent where the judge asks for one)."""
     from dmm.judge.settings import judge_settings
 
-    return judge_settings(config).enabled
+    return judge_settings(workspace).enabled
 
 
 def run(ctx: ReviewContext) -> list[Issue]:
@@ -89,10 +90,12 @@ def run(ctx: ReviewContext) -> list[Issue]:
         return []
     if ctx.proposal.type == "resolve" and ctx.old_text is not None:
         return []  # a resolution edits an existing memory's status or scope, not its substance
+    if ctx.workspace is None:
+        return []  # no clone to ask whose judge it is
     from dmm.judge.client import JudgeFailed, JudgeUnavailable, open_judge
     from dmm.judge.settings import judge_settings
 
-    settings = judge_settings(ctx.config)
+    settings = judge_settings(ctx.workspace)  # never the config alone: see wanted()
     nearest = _nearest(ctx, settings.k)
     try:
         judge = open_judge(settings)
