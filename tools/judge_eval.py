@@ -234,8 +234,7 @@ def _ratio(a: int, b: int) -> float:
 
 def candidates(tmp: Path, eval_dir: Path, ks: list[int]) -> list[dict]:
     """Recall of the k nearest (pooled labelled splits) and pairs per memory (real stores)."""
-    from dmm.conflicts.analyzers.rule_extraction import nearest
-    from dmm.index import read
+    from dmm.conflicts.scanner import load_features, nearest
 
     rows = []
     splits = [p for p in sorted(eval_dir.iterdir()) if p.is_dir() and p.name != "real"
@@ -247,16 +246,22 @@ def candidates(tmp: Path, eval_dir: Path, ks: list[int]) -> list[dict]:
             + [(s.name, [("", s / "memory")], set()) for s in stores]):
         ws, conn = make_store(tmp, parts, None)
         try:
-            memories = [m for m in read.memories(conn) if m.is_active]
-            active = {m.id for m in memories}
-            near = {m.id: nearest(conn, m, max(ks), active) for m in memories}
+            features, focus = load_features(conn, None)
+            near = nearest(features, focus, max(ks))
         finally:
             conn.close()
         for k in ks:
             pairs = {tuple(sorted((a, b))) for a, bs in near.items() for b in bs[:k]}
             row = {"set": name, "k": k, "pairs_per_memory": round(len(pairs) / len(near), 2)}
             if want:
+                # a scan judges pairs of active memories: a labelled pair with a deprecated
+                # memory is out of any scan's reach, whatever k
+                active = {p for p in want if all(i in features and features[i].memory.is_active
+                                                 for i in p)}
                 row["recall"] = _ratio(sum(1 for p in want if p in pairs), len(want))
+                row["recall_of_active_pairs"] = _ratio(sum(1 for p in active if p in pairs),
+                                                       len(active))
+                row["active_pairs"] = len(active)
             rows.append(row)
     return rows
 

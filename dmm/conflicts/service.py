@@ -100,12 +100,12 @@ def _judge(conn: sqlite3.Connection, cfg: dict, focus: set[str] | None, second) 
     """Ask the judge about the scan's candidate pairs and cache its verdicts, before the scan
     takes the cache's write lock: other dmm commands never wait for a model."""
     from dmm.conflicts.merger import by_pair
-    from dmm.conflicts.scanner import candidates, load_features
+    from dmm.conflicts.scanner import candidates, load_features, nearest
 
     features, scope = load_features(conn, focus)
     flagged = set(by_pair(candidates(features, scope, cfg)))
-    memories = {m.id: m for m in read.memories(conn)}
-    second.judge_now(conn, memories, scope, flagged)
+    near = nearest(features, scope, second.settings.k)
+    second.judge_now(conn, {i: f.memory for i, f in features.items()}, scope, flagged, near)
 
 
 def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None:

@@ -4,9 +4,9 @@ same prompt every time.
 - As an ``llm`` plugin (``register_models``): models ``standin`` (verdicts, below) and
   ``standin-slow``, ``standin-malformed``, ``standin-offschema``, ``standin-refuse``,
   ``standin-ratelimit``, ``standin-never`` (no conflict, ever), ``standin-invent`` (quotes
-  clauses the memories do not have), ``standin-keyed`` (needs the key ``standin``). A subprocess loads it
-  with this folder on PYTHONPATH and ``LLM_LOAD_PLUGINS=dmm-judge-standin`` (the dist-info
-  folder beside this file declares the entry point).
+  clauses the memories do not have), ``standin-keyed`` (needs the key ``standin``). A
+  subprocess loads it with this folder on PYTHONPATH and ``LLM_LOAD_PLUGINS=dmm-judge-standin``
+  (the dist-info folder beside this file declares the entry point).
 - As an OpenAI-compatible HTTP server on 127.0.0.1 (``serve()``), reached through llm's own
   OpenAI client with an ``extra-openai-models.yaml`` naming its ``api_base``: the same
   verdicts, and ``standin-ratelimit`` answers 429.
