@@ -39,6 +39,8 @@ MAX_OUTPUT_TOKENS = 1200
 CHARS_PER_TOKEN = 4  # the estimate said before sending
 OUTPUT_TOKENS_ESTIMATE = 250  # a typical verdict
 FAILURES_IN_A_ROW = 3  # then the rest of the scan's pairs are not sent
+KEEP_EVERY = 25  # verdicts written to the cache together (and every KEEP_SECONDS)
+KEEP_SECONDS = 5.0
 MIN_QUOTE_CHARS = 8
 MAX_TEXT = 300  # characters of any string of a verdict that dmm keeps
 
@@ -319,10 +321,23 @@ class RuleExtraction:
 
     def _send(self, conn: sqlite3.Connection, todo: list, memories: dict[str, Memory],
               hashes: dict[str, str]) -> None:
+        """Ask about each pair in turn, keeping the verdicts in the cache every KEEP_EVERY
+        verdicts or KEEP_SECONDS, and whatever is left at the end, interrupted or not."""
+        pending: list[tuple] = []
+        try:
+            self._ask_each(conn, todo, memories, hashes, pending)
+        finally:  # what was paid for is kept, even when the scan is interrupted
+            verdicts.keep(conn, pending)
+
+    def _ask_each(self, conn: sqlite3.Connection, todo: list, memories: dict[str, Memory],
+                  hashes: dict[str, str], pending: list[tuple]) -> None:
+        import time
+
         from dmm.judge.client import JudgeFailed, JudgeUnavailable
 
-        in_a_row = 0
         system = system_prompt()
+        in_a_row = 0
+        kept_at = time.monotonic()
         for done, pair in enumerate(todo):
             first, second = (memories[i] for i in _ordered(pair, hashes))
             try:
@@ -347,7 +362,11 @@ class RuleExtraction:
             self.report.output_tokens += answer.output_tokens or 0
             self.report.model_seconds += answer.seconds
             verdict = check(answer.data, first, second, answer.model)
-            verdicts.keep(conn, first, second, self.model, PROMPT_VERSION, verdict)
+            pending.append(verdicts.row(first, second, self.model, PROMPT_VERSION, verdict))
+            if len(pending) >= KEEP_EVERY or time.monotonic() - kept_at >= KEEP_SECONDS:
+                verdicts.keep(conn, pending)
+                pending.clear()
+                kept_at = time.monotonic()
             if self.progress:
                 self.progress(done + 1, len(todo))
 
