@@ -307,11 +307,12 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
 
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
          focus_ids: set[str] | None = None, methods: list[str] | None = None,
-         progress=None, second_pass=None) -> ScanResult:
+         progress=None, second_pass=None, loaded: tuple | None = None) -> ScanResult:
     """Scan and store the result. ``focus_ids`` limits incremental and targeted scans;
     ``progress(done, total)`` follows the reading of the memories (most of the time);
     ``second_pass``: the judge's (analyzers/rule_extraction.RuleExtraction), whose cached
-    verdicts join the analyzers' candidates."""
+    verdicts join the analyzers' candidates; ``loaded``: (features, focus) the judge's pass
+    read from this very state of the cache, not read again."""
     started = time.perf_counter()
     started_at = now()
     analyzers = registry()
@@ -319,8 +320,11 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     if unknown:
         raise ValueError(f"unknown method(s): {', '.join(sorted(unknown))}")
     use = [analyzers[m] for m in (methods or analyzers)]
-    extra = second_pass.partners(conn, focus_ids) if second_pass else set()
-    features, focus = load_features(conn, focus_ids, progress, extra)
+    if loaded is not None:
+        features, focus = loaded
+    else:
+        extra = second_pass.partners(conn, focus_ids) if second_pass else set()
+        features, focus = load_features(conn, focus_ids, progress, extra)
     judged = second_pass.candidates(conn, features, focus) if second_pass else None
     conflicts, artifacts = detect(features, focus, config, use, started_at, judged)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
