@@ -115,6 +115,10 @@ def _judge(ws, conn) -> dict:
     out = {"enabled": settings.enabled, "model": settings.model, "where": None,
            "use_rule_extraction": settings.use_rule_extraction,
            "verdicts_cached": conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]}
+    if settings.blocked:
+        out["summary"] = f"off: {settings.blocked}"
+        out["error"] = settings.blocked
+        return out
     if not settings.enabled:
         out["summary"] = ("off: no memory text leaves this machine ([judge] in "
                           ".dmm/config.toml turns it on; docs/conflicts.md#the-judge)")

@@ -132,6 +132,37 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
     return sorted(out)
 
 
+def nearest(features: dict[str, Features], focus: set[str], k: int) -> dict[str, list[str]]:
+    """The ``k`` nearest active memories of each active memory of ``focus`` among
+    ``features``, best first, by the cosine of their TF-IDF vectors (the cosine
+    index/similar.py computes from the cache). A memory is a candidate when it shares a term
+    that is not common (as candidate_pairs finds pairs): one pass over the loaded vectors,
+    where asking the cache memory by memory took 130 ms each on 1,000 memories."""
+    import heapq
+
+    active = [i for i, f in features.items() if f.memory.is_active]
+    postings: dict[str, list[str]] = defaultdict(list)
+    for i in active:
+        for term in features[i].vector:
+            postings[term].append(i)
+    max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * len(active)))
+    out = {}
+    for i in sorted(focus):
+        f = features.get(i)
+        if f is None or not f.memory.is_active:
+            continue
+        weights = f.vector.lookup()
+        others: set[str] = set()
+        for term in f.vector:
+            docs = postings.get(term, ())
+            if len(docs) <= max_df:
+                others.update(docs)
+        others.discard(i)
+        best = heapq.nlargest(k, ((cosine(f, features[j], weights), j) for j in others))
+        out[i] = [j for sim, j in sorted(best, key=lambda x: (-x[0], x[1])) if sim > 0]
+    return out
+
+
 def detect(features: dict[str, Features], focus: set[str], config: dict,
            analyzers: list | None = None, detected_at: str = "", judged: list | None = None,
            ) -> tuple[list, list[sanity.Artifact]]:
@@ -276,11 +307,12 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
 
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
          focus_ids: set[str] | None = None, methods: list[str] | None = None,
-         progress=None, second_pass=None) -> ScanResult:
+         progress=None, second_pass=None, loaded: tuple | None = None) -> ScanResult:
     """Scan and store the result. ``focus_ids`` limits incremental and targeted scans;
     ``progress(done, total)`` follows the reading of the memories (most of the time);
     ``second_pass``: the judge's (analyzers/rule_extraction.RuleExtraction), whose cached
-    verdicts join the analyzers' candidates."""
+    verdicts join the analyzers' candidates; ``loaded``: (features, focus) the judge's pass
+    read from this very state of the cache, not read again."""
     started = time.perf_counter()
     started_at = now()
     analyzers = registry()
@@ -288,8 +320,11 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     if unknown:
         raise ValueError(f"unknown method(s): {', '.join(sorted(unknown))}")
     use = [analyzers[m] for m in (methods or analyzers)]
-    extra = second_pass.partners(conn, focus_ids) if second_pass else set()
-    features, focus = load_features(conn, focus_ids, progress, extra)
+    if loaded is not None:
+        features, focus = loaded
+    else:
+        extra = second_pass.partners(conn, focus_ids) if second_pass else set()
+        features, focus = load_features(conn, focus_ids, progress, extra)
     judged = second_pass.candidates(conn, features, focus) if second_pass else None
     conflicts, artifacts = detect(features, focus, config, use, started_at, judged)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"

@@ -62,11 +62,15 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
 
     second, notes = _second_pass(ws, rule_extraction, announce, judge_progress)
     try:
+        loaded = None
         if second is not None and second.judge is not None:
-            _judge(conn, cfg, focus, second)
+            loaded = _judge(conn, cfg, focus, second, progress)
         with db.write_lock(ws.state_dir):
+            if loaded is not None and loaded[0] != _generation(conn):
+                loaded = None  # the cache changed while the judge was asked: read it again
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
-                          progress=progress, second_pass=second)
+                          progress=progress, second_pass=second,
+                          loaded=loaded[1:] if loaded else None)
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
     result.errors[:0] = notes
@@ -96,16 +100,27 @@ def _second_pass(ws: Workspace, asked: bool | None, announce, progress) -> tuple
     return RuleExtraction(settings, judge, announce=announce, progress=progress), []
 
 
-def _judge(conn: sqlite3.Connection, cfg: dict, focus: set[str] | None, second) -> None:
+def _judge(conn: sqlite3.Connection, cfg: dict, focus: set[str] | None, second,
+           progress=None) -> tuple:
     """Ask the judge about the scan's candidate pairs and cache its verdicts, before the scan
-    takes the cache's write lock: other dmm commands never wait for a model."""
+    takes the cache's write lock: other dmm commands never wait for a model. Returns (the
+    cache's generation, the features, the scan's focus): the scan uses them again when the
+    cache has not changed meanwhile."""
     from dmm.conflicts.merger import by_pair
-    from dmm.conflicts.scanner import candidates, load_features
+    from dmm.conflicts.scanner import candidates, load_features, nearest
 
-    features, scope = load_features(conn, focus)
+    generation = _generation(conn)
+    features, scope = load_features(conn, focus, progress, second.partners(conn, focus))
     flagged = set(by_pair(candidates(features, scope, cfg)))
-    memories = {m.id: m for m in read.memories(conn)}
-    second.judge_now(conn, memories, scope, flagged)
+    near = nearest(features, scope, second.settings.k)
+    second.judge_now(conn, {i: f.memory for i, f in features.items()}, scope, flagged, near)
+    return generation, features, scope
+
+
+def _generation(conn: sqlite3.Connection) -> str | None:
+    """The cache's refresh generation: another value, another content."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return row[0] if row else None
 
 
 def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None:

@@ -67,11 +67,25 @@ def partners(conn: sqlite3.Connection, model: str, prompt: str, focus: set[str])
     return out
 
 
-def keep(conn: sqlite3.Connection, first: Memory, second: Memory, model: str, prompt: str,
-         verdict: dict) -> None:
-    """Keep one verdict, in its own short transaction: a scan judging for minutes never holds
-    the cache's write lock while it waits for a model."""
+def row(first: Memory, second: Memory, model: str, prompt: str, verdict: dict) -> tuple:
+    """One verdict as a row of the table, to keep()."""
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    conn.execute("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                 (text_hash(first), text_hash(second), model, prompt, first.id, second.id,
-                  json.dumps(verdict), now))
+    return (text_hash(first), text_hash(second), model, prompt, first.id, second.id,
+            json.dumps(verdict), now)
+
+
+def keep(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """Keep verdicts (rows of row()) in one short transaction: a scan judging for minutes
+    keeps what it was paid for every few verdicts, and never holds a lock on the cache while
+    it waits for a model."""
+    if not rows:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise

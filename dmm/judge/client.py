@@ -24,8 +24,9 @@ from dmm.errors import DmmError
 from dmm.judge.settings import JudgeSettings
 
 MAX_ANSWER_CHARS = 64_000  # a verdict is a few hundred characters; more is not one
-HOW_TO_TURN_ON = ("pip install 'dmm-memory[judge]', then set [judge] enabled = true and "
-                  "model = \"<an llm model id>\" in .dmm/config.toml (docs/conflicts.md)")
+HOW_TO_TURN_ON = ("pip install 'dmm-memory[judge]', set [judge] enabled = true and model = "
+                  "\"MODEL\" (an llm model id) in .dmm/config.toml, and allow it on this "
+                  "clone with `git config dmm.judge MODEL` (docs/conflicts.md#the-judge)")
 
 # llm plugins whose models run on this machine: memory text stays here
 _LOCAL_PLUGINS = ("llm_gpt4all", "llm_llama_cpp", "llm_mlx", "llm_llamafile", "llm_gguf",
@@ -54,6 +55,8 @@ class Answer:
 def open_judge(settings: JudgeSettings) -> Judge:
     """The configured judge, ready to ask; JudgeUnavailable (saying how to turn it on) when
     there is none."""
+    if settings.blocked:
+        raise JudgeUnavailable(settings.blocked)
     if not settings.enabled:
         raise JudgeUnavailable(f"the judge is off: to turn it on, {HOW_TO_TURN_ON}")
     if not settings.model:

@@ -29,7 +29,9 @@ STANDIN = Path(__file__).resolve().parents[1] / "judge" / "standin"
 
 
 def judge_on(root: Path) -> None:
-    """The stand-in as the judge, with no token limit per run (dmm init writes [judge] last)."""
+    """The stand-in as the judge, allowed on this clone, with no token limit per run (dmm init
+    writes [judge] last)."""
+    subprocess.run(["git", "config", "dmm.judge", "standin"], cwd=root, check=True)
     path = root / ".dmm" / "config.toml"
     text = path.read_text(encoding="utf-8")
     path.write_text(text[:text.index("\n[judge]")] + "\n[judge]\nenabled = true\n"

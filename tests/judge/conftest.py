@@ -74,9 +74,14 @@ def subprocess_env(llm_home: Path, log: Path | None = None) -> dict:
     return env
 
 
-def set_judge(root: Path, model: str = "standin", **extra) -> None:
+def set_judge(root: Path, model: str = "standin", allow: bool = True, **extra) -> None:
     """Turn the judge on in the store's config.toml (its [judge] table, which `dmm init`
-    writes last, replaced) with ``model`` and ``extra`` settings."""
+    writes last, replaced) with ``model`` and ``extra`` settings, and (``allow``) allow that
+    model on this clone as its person would (`git config dmm.judge MODEL`)."""
+    import subprocess
+
+    if allow:
+        subprocess.run(["git", "config", "dmm.judge", model], cwd=root, check=True)
     path = root / ".dmm" / "config.toml"
     text = path.read_text(encoding="utf-8")
     lines = ["[judge]", "enabled = true", f'model = "{model}"']

@@ -13,7 +13,6 @@ from dmm.judge.client import (JudgeFailed, JudgeUnavailable, open_judge, parse_a
                               where_text_goes)
 from dmm.judge.prompts import SYSTEM_DATA_RULE, fence, new_tag
 from dmm.judge.settings import JudgeSettings, judge_settings
-from tests.judge import conftest as judge_fixtures
 
 SCHEMA = {"type": "object", "required": ["overall_conflict", "confidence"],
           "properties": {"overall_conflict": {"type": "boolean"},
@@ -186,17 +185,6 @@ def test_fenced_instructions_do_not_steer_the_standin_but_unfenced_ones_do():
                        schema=SCHEMA)
     assert fenced.data["overall_conflict"] is True
     assert leaked.data["overall_conflict"] is False
-
-
-def test_the_standin_plugin_loads_in_a_subprocess(llm_home):
-    import os
-    import subprocess
-
-    code = "import llm; print(llm.get_model('standin').model_id)"
-    env = {**os.environ, **judge_fixtures.subprocess_env(llm_home)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True).stdout
-    assert out.strip() == "standin"
 
 
 def test_only_the_client_imports_llm():

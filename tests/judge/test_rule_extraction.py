@@ -86,7 +86,7 @@ def test_with_the_judge_off_a_scan_is_as_before_and_says_how_to_turn_it_on(store
     asked = scan(store, full=True, rule_extraction=True)
     assert "judge" not in asked.to_dict()
     assert len(asked.errors) == 1 and "the judge is off" in asked.errors[0]
-    assert "enabled = true" in asked.errors[0]
+    assert "enabled = true" in asked.errors[0] and "git config dmm.judge" in asked.errors[0]
     assert listed(store).keys() == before.keys() == {VALUES}
 
 
@@ -195,9 +195,8 @@ def test_model_text_is_kept_bounded_and_on_one_line(repo):
         "a [31mred line " + "x" * 34 + "…")
 
 
+# malformed output and refusals take the same path (test_boundary.py checks each reason)
 @pytest.mark.parametrize("model, said", [("standin-slow", "did not answer within"),
-                                         ("standin-malformed", "malformed JSON"),
-                                         ("standin-refuse", "answered in prose"),
                                          ("standin-keyed", "needs a key")])
 def test_a_failing_judge_leaves_the_rules_answer_and_the_exit_code(store, llm_home, model,
                                                                   said):
@@ -273,3 +272,24 @@ def test_the_http_scan_passes_the_field_to_the_scan(store):
     out = calls.scan(store.ws, full=True, rule_extraction=True)
     assert out["judge"]["sent"] >= 1
 
+
+
+def test_a_judge_the_repository_turns_on_sends_nothing_until_this_clone_allows_it(
+        store, llm_home):
+    """config.toml comes with the repository (a teammate's commit, a branch): it may name a
+    model, but memory text goes to it only once this clone's person allows that model."""
+    set_judge(store.root, allow=False, use_rule_extraction=True)
+    env = subprocess_env(llm_home, log=llm_home / "calls.jsonl")
+    plain = json.loads(store.dmm("conflicts", "scan", "--full", "--json", env=env).stdout)
+    assert "judge" not in plain  # as if the judge were off
+    proc = store.dmm("conflicts", "scan", "--full", "--include-rule-extraction", env=env)
+    assert proc.returncode == 0 and "git config dmm.judge standin" in proc.stderr
+    assert not (llm_home / "calls.jsonl").exists()
+    status = json.loads(store.dmm("status", "--json", env=env).stdout)["judge"]
+    assert status["enabled"] is False and "not allowed" in status["summary"]
+    git(store.root, "config", "dmm.judge", "another-model")  # allowing another model: no
+    assert "judge" not in json.loads(
+        store.dmm("conflicts", "scan", "--full", "--json", env=env).stdout)
+    git(store.root, "config", "dmm.judge", "standin")
+    allowed = json.loads(store.dmm("conflicts", "scan", "--full", "--json", env=env).stdout)
+    assert allowed["judge"]["sent"] >= 1

@@ -99,6 +99,11 @@ def test_with_the_judge_off_the_review_is_the_automated_one(store):
     result = review(store, pid)
     assert "coherence" not in result["checks_performed"] and coherence(result) == []
     assert result["decision"] == "approved"  # the rules see no conflict here
+    # a config.toml (a teammate's commit) turning the judge on, on a clone whose person did
+    # not allow the model: still off, nothing is sent
+    set_judge(store.root, "standin", allow=False)
+    result = review(store, pid)
+    assert "coherence" not in result["checks_performed"] and result["decision"] == "approved"
 
 
 def test_a_contradiction_the_judge_quotes_defers_to_a_person(store):

@@ -5,11 +5,13 @@ Not one of the analyzers every scan runs (registry()): it needs the judge (dmm/j
 runs as a second pass of `dmm conflicts scan --include-rule-extraction` (or of every scan with
 ``[judge] use_rule_extraction``). Its candidates, one way, for each memory the scan is about:
 
-- the K nearest active memories by dmm's own similarity (TF-IDF cosine over the cache's
-  postings, index/similar.py). Measured on the shared labelled sets pooled into one store
-  each (tools/judge_eval.py --candidates): the labelled partner is among the 5 nearest for
-  47 of 47 pairs of `dev` and 51 of 52 of `dev2` (K chosen on dev, dev2 held out), 3.3 pairs
-  per memory; the query ranking (BM25 of the full text) finds 45 and 48;
+- the K nearest active memories by dmm's own similarity (the TF-IDF cosine of the scan's
+  vectors, scanner.nearest, as index/similar.py computes it from the cache). Measured on the
+  shared labelled sets pooled into one store each (tools/judge_eval.py --candidates): of
+  the labelled pairs of active memories (a scan judges no other), the partner is among the
+  5 nearest for 45 of 46 in `dev` and 49 of 50 in `dev2` (K chosen on dev, where 5 is the
+  smallest K that finds every pair it can; dev2 held out), 3.2 pairs per memory; the query
+  ranking (BM25 of the full text) finds fewer;
 - every pair another analyzer flagged (so that a verdict can raise or lower it).
 
 The prompt is the seed's, with each memory fenced as data (judge/prompts.py) and each
@@ -37,6 +39,8 @@ MAX_OUTPUT_TOKENS = 1200
 CHARS_PER_TOKEN = 4  # the estimate said before sending
 OUTPUT_TOKENS_ESTIMATE = 250  # a typical verdict
 FAILURES_IN_A_ROW = 3  # then the rest of the scan's pairs are not sent
+KEEP_EVERY = 25  # verdicts written to the cache together (and every KEEP_SECONDS)
+KEEP_SECONDS = 5.0
 MIN_QUOTE_CHARS = 8
 MAX_TEXT = 300  # characters of any string of a verdict that dmm keeps
 
@@ -196,18 +200,18 @@ def check(data: dict, first: Memory, second: Memory, model: str) -> dict:
             "explanation": clean(data["explanation"], 500)}
 
 
-def candidate(a: str, b: str, verdict: dict, first_id: str) -> Candidate | None:
-    """A checked verdict on the pair (a, b) as an analyzer's candidate (None: it says
-    nothing: an unverified "conflict")."""
+def candidate(a: str, b: str, verdict: dict) -> Candidate | None:
+    """A checked verdict on the pair (a, b), ``a`` the memory the prompt showed first, as an
+    analyzer's candidate (None: it says nothing: an unverified "conflict")."""
     if verdict.get("unverified"):
         return None
     model = verdict.get("model", "?")
     p = max(0.0, min(1.0, float(verdict.get("confidence", 0.0))))
     if not verdict.get("conflict"):
-        return Candidate(a, b, NAME, "", p, f"{model}: no conflict ({verdict.get('explanation', '')})")
+        return Candidate(a, b, NAME, "", p,
+                         f"{model}: no conflict ({verdict.get('explanation', '')})")
     rule = verdict["rules"][0]
-    quotes = (rule["quote1"], rule["quote2"]) if a == first_id else (rule["quote2"],
-                                                                     rule["quote1"])
+    quotes = (rule["quote1"], rule["quote2"])
     said = "; ".join(f"{r['rule1']!r} <> {r['rule2']!r}" for r in verdict["rules"])
     return Candidate(a, b, NAME, "contradictory", p, f"{model}: rules in conflict: {said}",
                      statements=quotes, on_point=0.0)
@@ -240,14 +244,6 @@ class Report:
         return out
 
 
-def nearest(conn: sqlite3.Connection, memory: Memory, k: int, active: set[str]) -> list[str]:
-    """Ids of the ``k`` active memories most similar to ``memory``, best first."""
-    from dmm.index.similar import similar_memories
-
-    found = similar_memories(conn, memory, exclude=(memory.path,), limit=2 * k + 1)
-    return [s.memory_id for s in found if s.memory_id in active and s.memory_id != memory.id][:k]
-
-
 class RuleExtraction:
     """The second pass of one scan. ``judge``: a dmm.judge.client.Judge to ask, or None to
     apply cached verdicts only (a scan not asked to judge, with the judge on: free)."""
@@ -268,12 +264,13 @@ class RuleExtraction:
         return verdicts.partners(conn, self.model, PROMPT_VERSION, focus)
 
     def judge_now(self, conn: sqlite3.Connection, memories: dict[str, Memory],
-                  focus: set[str], flagged: set[tuple[str, str]]) -> None:
+                  focus: set[str], flagged: set[tuple[str, str]],
+                  near: dict[str, list[str]]) -> None:
         """Ask the judge about the candidate pairs of ``focus`` not judged before, within the
-        budget, and keep each verdict in the cache. ``memories``: every memory by id (active
-        ones are candidates); ``flagged``: pairs other analyzers found."""
+        budget, and keep each verdict in the cache. ``memories``: the scan's memories by id;
+        ``flagged``: pairs other analyzers found; ``near``: each focus memory's nearest."""
         active = {i for i, m in memories.items() if m.is_active}
-        pairs = self.candidate_pairs(conn, memories, focus, flagged, active)
+        pairs = self.candidate_pairs(memories, focus, flagged, near, active)
         self.report.candidates = len(pairs)
         hashes = {i: verdicts.text_hash(memories[i]) for p in pairs for i in p}
         cached = verdicts.lookup(conn, self.model, PROMPT_VERSION, focus, hashes)
@@ -287,9 +284,10 @@ class RuleExtraction:
                           self.judge.where)
         self._send(conn, todo, memories, hashes)
 
-    def candidate_pairs(self, conn: sqlite3.Connection, memories: dict[str, Memory],
-                        focus: set[str], flagged: set[tuple[str, str]], active: set[str],
-                        ) -> list[tuple[str, str]]:
+    @staticmethod
+    def candidate_pairs(memories: dict[str, Memory], focus: set[str],
+                        flagged: set[tuple[str, str]], near: dict[str, list[str]],
+                        active: set[str]) -> list[tuple[str, str]]:
         """Flagged pairs first (a verdict on them changes what is reported), then each focus
         memory's nearest, nearest first; each pair once."""
         out: dict[tuple[str, str], None] = {}
@@ -297,8 +295,8 @@ class RuleExtraction:
             if a in active and b in active and (a in focus or b in focus):
                 out[(min(a, b), max(a, b))] = None
         for i in sorted(focus & active):
-            for j in nearest(conn, memories[i], self.settings.k, active):
-                if j in memories:
+            for j in near.get(i, ()):
+                if j in active:
                     out.setdefault((min(i, j), max(i, j)), None)
         return list(out)
 
@@ -323,10 +321,23 @@ class RuleExtraction:
 
     def _send(self, conn: sqlite3.Connection, todo: list, memories: dict[str, Memory],
               hashes: dict[str, str]) -> None:
+        """Ask about each pair in turn, keeping the verdicts in the cache every KEEP_EVERY
+        verdicts or KEEP_SECONDS, and whatever is left at the end, interrupted or not."""
+        pending: list[tuple] = []
+        try:
+            self._ask_each(conn, todo, memories, hashes, pending)
+        finally:  # what was paid for is kept, even when the scan is interrupted
+            verdicts.keep(conn, pending)
+
+    def _ask_each(self, conn: sqlite3.Connection, todo: list, memories: dict[str, Memory],
+                  hashes: dict[str, str], pending: list[tuple]) -> None:
+        import time
+
         from dmm.judge.client import JudgeFailed, JudgeUnavailable
 
-        in_a_row = 0
         system = system_prompt()
+        in_a_row = 0
+        kept_at = time.monotonic()
         for done, pair in enumerate(todo):
             first, second = (memories[i] for i in _ordered(pair, hashes))
             try:
@@ -351,7 +362,11 @@ class RuleExtraction:
             self.report.output_tokens += answer.output_tokens or 0
             self.report.model_seconds += answer.seconds
             verdict = check(answer.data, first, second, answer.model)
-            verdicts.keep(conn, first, second, self.model, PROMPT_VERSION, verdict)
+            pending.append(verdicts.row(first, second, self.model, PROMPT_VERSION, verdict))
+            if len(pending) >= KEEP_EVERY or time.monotonic() - kept_at >= KEEP_SECONDS:
+                verdicts.keep(conn, pending)
+                pending.clear()
+                kept_at = time.monotonic()
             if self.progress:
                 self.progress(done + 1, len(todo))
 
@@ -367,7 +382,7 @@ class RuleExtraction:
         for (a, b), verdict in sorted(found.items()):
             if not (features[a].memory.is_active and features[b].memory.is_active):
                 continue
-            c = candidate(a, b, verdict, a)
+            c = candidate(a, b, verdict)
             if c is not None:
                 self.report.conflicts += c.type == "contradictory"
                 out.append(c)
