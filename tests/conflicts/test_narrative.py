@@ -320,3 +320,35 @@ def test_a_second_run_over_an_unchanged_story_sends_nothing(story, llm_home, tmp
     commit_at(story, "2026-02-02T10:00:00Z")
     third = dmm_json(story, "conflicts", "scan", "--narrative")  # an edited memory: asked again
     assert third["batches_asked"] == 1 and len(log.read_text().splitlines()) == 2
+
+
+def test_a_scan_finding_the_same_pair_keeps_the_pass_s_question(story):
+    from dmm.conflicts import store
+    from dmm.conflicts.model import Conflict, ConflictMemory, conflict_id
+    from dmm.index import read
+    from dmm.index.refresh import open_fresh
+
+    conn, _ = open_fresh(story.ws)
+    try:
+        a, b = (read.find(conn, i)[0] for i in ("mem_2026_01_05_009", "mem_2026_01_01_001"))
+        digests = dict(conn.execute("SELECT id, digest FROM memories"))
+        cid = conflict_id(a.id, b.id)
+        members = [ConflictMemory.of(b, "primary"), ConflictMemory.of(a, "secondary")]
+        asked = Conflict(cid, "contradictory", "narrative", 0.5, "reversal: Fridays?",
+                         "[narrative] quotes", members, methods=["narrative"],
+                         question="Do we deploy on Fridays?",
+                         basis={a.id: digests[a.id], b.id: digests[b.id]})
+        store.save(conn, [asked], {a.id, b.id}, "scan_1", "", {"narrative"})
+        found = Conflict(cid, "contradictory", "negation", 0.8, "negation: ...",
+                         "[negation] one forbids", members, methods=["negation"])
+        store.save(conn, [found], None, "scan_2", "fp")  # a full scan by the rules finds it
+        [kept] = store.query(conn, conflict_id=cid)[0]
+        assert (kept.detection_method, kept.methods, kept.question) == (
+            "negation", ["narrative", "negation"], "Do we deploy on Fridays?")
+        assert kept.evidence == "[negation] one forbids | [narrative] quotes"
+        # a rules' scan that no longer finds it drops it, question and all, until the pass
+        # asks again (the record no longer tells the pass's evidence from the rules')
+        store.save(conn, [], None, "scan_3", "fp")
+        assert store.query(conn, conflict_id=cid)[0] == []
+    finally:
+        conn.close()
