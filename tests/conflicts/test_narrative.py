@@ -305,7 +305,8 @@ def test_the_pass_through_an_openai_compatible_server(story, openai_standin):  #
     assert "Friday afternoons" in sent and "confusions" in sent  # the schema went along
 
 
-def test_a_second_run_over_an_unchanged_story_sends_nothing(story, llm_home, tmp_path):  # noqa: F811
+def test_a_second_run_over_an_unchanged_story_sends_nothing(story, llm_home,  # noqa: F811
+                                                            tmp_path):
     log = tmp_path / "calls.jsonl"
     story.env = subprocess_env(llm_home, log)
     first = dmm_json(story, "conflicts", "scan", "--narrative")
