@@ -253,8 +253,9 @@ def to_conflict(finding: Finding, digests: dict[str, str], model: str, detected_
     if earlier:
         evidence += f"; the story also involves {', '.join(earlier)}"
     kind = TYPE_OF[finding.kind]
+    said = f"{finding.kind.replace('_', ' ')} in the {a.scope} story"
     return Conflict(conflict_id(a.id, b.id), kind, METHOD, CONFIDENCE,
-                    f"{finding.kind.replace('_', ' ')}: {finding.question}", evidence,
+                    f"{said}: {a.title!r} ({a.id}), then {b.title!r} ({b.id})", evidence,
                     [ConflictMemory.of(b, "primary"), ConflictMemory.of(a, "secondary")],
                     detected_at=detected_at, methods=[METHOD], question=finding.question,
                     basis={m.id: digests[m.id] for m in (a, b) if m.id in digests})

@@ -251,7 +251,7 @@ def from_decision(d: dict, memories: dict[str, ConflictMemory]) -> Conflict | No
     return Conflict(d["conflict_id"], d.get("type", "contradictory"), method,
                     d.get("confidence", 1.0), d.get("description", "flagged by hand"),
                     d.get("evidence", d.get("reason", "")), mems, d["status"], d.get("at", ""),
-                    [method], d)
+                    [method], d, question=d.get("question"))
 
 
 def found_only_by(conn: sqlite3.Connection, method: str) -> dict[str, Conflict]:
