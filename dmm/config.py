@@ -51,6 +51,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "auto_age_days": 30,  # contradictions this far apart in time: the newer one wins
         "auto_priority_gap": 0.2,  # a priority this much higher is "clearly more trusted"
     },
+    "narrative": {  # `dmm conflicts scan --narrative` (docs/conflicts.md#the-narrative-pass)
+        "batch_tokens": 6000,  # the story is sent in batches of at most this many tokens
+        "overlap_tokens": 1000,  # each batch repeats this much of the one before (< half)
+    },
     "semantic": {
         "enabled": True,  # rank and compare by meaning too (a local model; docs/semantic.md)
         "background": True,  # the CLI and hooks ask a per-repository background process
@@ -74,7 +78,22 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # changes fails the check (false: a warning), read from the base branch's settings
         "fail_on_new_conflicts": True,
     },
+    "judge": {
+        # a language model the person chose judges candidate conflicts (docs/conflicts.md#the-
+        # judge); off, no memory text leaves the machine and dmm detects by its rules alone
+        "enabled": False,
+        "model": "",  # an `llm` model id or alias; "": none
+        "timeout": 30.0,  # seconds per call (the seed's llm_timeout)
+        "max_pairs": 200,  # pairs sent to the model per scan; the rest wait for the next one
+        "max_tokens": 300_000,  # tokens (estimated) sent per scan
+        "k": 5,  # nearest memories judged per changed memory (docs/conflicts.md says why)
+        "use_rule_extraction": False,  # every scan judges (the hooks' too), not only on request
+        "use_llm_validation": False,  # the seed's name for turning the judge on for reviews
+    },
 }
+
+# The seed's names for [judge] settings (PRD 001 section 6): read as the settings they name.
+ALIASES: dict[str, dict[str, str]] = {"judge": {"llm_model": "model", "llm_timeout": "timeout"}}
 
 
 # Allowed ranges of the numeric settings (inclusive); a value outside is an error that names
@@ -90,6 +109,12 @@ RANGES: dict[str, tuple[float, float]] = {
     "agents.hook_budget": (1, 1_000_000),
     "semantic.idle_minutes": (1, 10_080),
     "agents.hook_max_chars": (200, 1_000_000),
+    "narrative.batch_tokens": (500, 1_000_000),
+    "narrative.overlap_tokens": (0, 500_000),
+    "judge.timeout": (0.1, 3600),
+    "judge.max_pairs": (0, 1_000_000),
+    "judge.max_tokens": (0, 1_000_000_000),
+    "judge.k": (1, 50),
 }
 _SHARES = (0.0, 1.0)  # every other numeric setting is a share, a similarity or a confidence
 MAX_BYTES = 1024 * 1024  # a settings file is a few KB; a larger one is not dmm's
@@ -130,7 +155,7 @@ def parse(raw: bytes | None, path: str) -> dict[str, dict[str, Any]]:
             continue  # sections owned by later features or by the user's tools
         if not isinstance(values, dict):
             raise InvalidInputError(f"{path}: [{section}] must be a table")
-        for key, value in values.items():
+        for key, value in _canonical(path, section, values).items():
             if key not in DEFAULTS[section]:
                 raise InvalidInputError(f"{path}: unknown setting {section}.{key}",
                                         hint=f"known: {', '.join(DEFAULTS[section])}")
@@ -142,7 +167,8 @@ def parse(raw: bytes | None, path: str) -> dict[str, dict[str, Any]]:
                 raise InvalidInputError(
                     f"{path}: {section}.{key} must be {type(default).__name__}, got {value!r}")
             if isinstance(default, str):
-                _check_name(path, f"{section}.{key}", value)
+                check = _check_model if section == "judge" else _check_name
+                check(path, f"{section}.{key}", value)
             elif not isinstance(default, bool):
                 low, high = RANGES.get(f"{section}.{key}", _SHARES)
                 if isinstance(default, int) and not isinstance(value, int):
@@ -154,7 +180,35 @@ def parse(raw: bytes | None, path: str) -> dict[str, dict[str, Any]]:
             config[section][key] = value
     if config["quality"]["min_tokens"] > config["quality"]["max_tokens"]:
         raise InvalidInputError(f"{path}: quality.min_tokens is above quality.max_tokens")
+    if 2 * config["narrative"]["overlap_tokens"] >= config["narrative"]["batch_tokens"]:
+        raise InvalidInputError(f"{path}: narrative.overlap_tokens must be under half of "
+                                "narrative.batch_tokens (each batch must bring new facts)")
     return config
+
+
+def _canonical(path: str, section: str, values: dict) -> dict:
+    """``values`` with the seed's names of settings (ALIASES) read as dmm's; both names of one
+    setting in one file is an error, never a silent choice between them."""
+    aliases = ALIASES.get(section, {})
+    out = {}
+    for key, value in values.items():
+        name = aliases.get(key, key)
+        if name in out:
+            raise InvalidInputError(f"{path}: {section}.{name} is set twice (as {key} too)",
+                                    hint="keep one of the two names")
+        out[name] = value
+    return out
+
+
+def _check_model(path: str, key: str, value: str) -> None:
+    """A model id or alias as `llm models` lists them (gpt-4o-mini, llama3.2:latest,
+    mlx-community/Llama-3.2-3B-Instruct-4bit): no spaces, quotes or control characters."""
+    import re
+
+    if value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}", value):
+        raise InvalidInputError(f"{path}: {key} = {value!r} is not a model id",
+                                hint="`llm models` lists the ids and aliases of the models "
+                                     "installed")
 
 
 def _check_name(path: Path, key: str, value: str) -> None:

@@ -347,6 +347,31 @@ class Git:
                              "--fixed-strings", f"--grep={line}", *args)
         return [c for c in found if value in trailer_values(c.message, key)]
 
+    def added_times(self, under: str) -> dict[str, int]:
+        """{path: committer time (seconds) of the commit that added it} for the files below
+        ``under`` in HEAD's history, oldest commit first; a moved file keeps the time it was
+        first added under its old path (a memory promoted to another scope was still written
+        then), a file deleted and added again gets the time of its last addition."""
+        out = self.run("log", "--reverse", "-M", "--name-status", "-z", "--format=%x1e%ct",
+                       "--", under, check=False).stdout
+        added: dict[str, int] = {}
+        for record in out.split("\x1e")[1:]:
+            fields = record.split("\0")
+            if not fields[0].strip().isdigit():
+                continue
+            when, rest = int(fields[0]), fields[1:]
+            i = 0
+            while i < len(rest) and rest[i].strip("\n"):
+                status = rest[i].strip("\n")  # the first follows the format's line break
+                if status[:1] in ("R", "C") and i + 2 < len(rest):
+                    added[rest[i + 2]] = added.get(rest[i + 1], when)
+                    i += 3
+                    continue
+                if status == "A" and i + 1 < len(rest):
+                    added[rest[i + 1]] = when
+                i += 2
+        return added
+
     def changed_paths(self, old: str, new: str) -> list[str]:
         out = self.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new).stdout
         return [p for p in out.split("\0") if p]

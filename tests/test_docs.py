@@ -65,7 +65,9 @@ DESCRIBED = {"git merge-tree --write-tree", "git read-tree -m -u", "git update-r
 # Suggestions run, exactly as written, by another test: the signing set-up of docs/team.md is
 # team/test_authority.py::test_signed_decisions_are_shown_verified_and_unsigned_ones_are_not
 CHECKED_ELSEWHERE = {"git config gpg.format ssh", "git config user.signingkey ~/.ssh/dmm_signing",
-                     "git config gpg.ssh.allowedSignersFile ~/.ssh/allowed_signers"}
+                     "git config gpg.ssh.allowedSignersFile ~/.ssh/allowed_signers",
+                     # judge/test_rule_extraction.py: a judge sends nothing until it is run
+                     "git config dmm.judge MODEL"}
 
 
 def suggested_git_commands() -> set[str]:

@@ -116,7 +116,7 @@ def propose(ws: Workspace, *, proposed_by: str, **kw) -> dict:
     with _cache(ws) as conn:
         result = make(ws, conn, proposed_by=proposed_by, **kw)
     out = result.to_dict()
-    out["reviewer_checks"] = [check.NAME for check in all_checks()]
+    out["reviewer_checks"] = [check.NAME for check in all_checks(ws)]
     return out
 
 
@@ -280,12 +280,13 @@ def conflicts_of(ws: Workspace, key: str) -> dict:
 
 
 def scan(ws: Workspace, *, full: bool = False, since: str | None = None,
-         memory: str | None = None, methods: list[str] | None = None) -> dict:
+         memory: str | None = None, methods: list[str] | None = None,
+         rule_extraction: bool | None = None) -> dict:
     from dmm.conflicts.service import run_scan
 
     with _cache(ws) as conn:
-        return run_scan(ws, conn, full=full, since=since, memory=memory,
-                        methods=methods).to_dict()
+        return run_scan(ws, conn, full=full, since=since, memory=memory, methods=methods,
+                        rule_extraction=rule_extraction).to_dict()
 
 
 def scans(ws: Workspace, limit: int = 20) -> dict:

@@ -130,9 +130,11 @@ class ScanBody(Model):
         "PRD ScanRequest: full (everything), incremental (what changed) or targeted "
         "(target_memory_id against the store)."))
     target_memory_id: str | None = Field(None, description="PRD ScanRequest: targeted scan.")
-    include_rule_extraction: bool = Field(False, description=(
-        "PRD ScanRequest: dmm's rules are extracted by its own analyzers on every scan; no "
-        "model is called, so this changes nothing."))
+    include_rule_extraction: bool | None = Field(None, description=(
+        "PRD ScanRequest: also ask the judge, the language model the store's [judge] "
+        "settings name, about each scanned memory and its nearest ones (their text goes to "
+        "that model). Without a judge configured the rules' answer stands and `errors` says "
+        "so. Default: as [judge] use_rule_extraction says."))
 
     def scan_args(self) -> dict:
         """The core scan's arguments, from either vocabulary."""
@@ -143,8 +145,11 @@ class ScanBody(Model):
             raise InvalidInputError("scan_type targeted needs target_memory_id")
         methods = [m for m in self.methods or [] if m not in ("rule_extraction", "manual",
                                                               "co_retrieval")] or None
+        judge = self.include_rule_extraction
+        if judge is None and "rule_extraction" in (self.methods or []):
+            judge = True  # the PRD's method list naming the judge's analyzer asks for it
         return {"full": self.full or self.scan_type == "full", "since": self.since,
-                "memory": memory, "methods": methods}
+                "memory": memory, "methods": methods, "rule_extraction": judge}
 
 
 class ResolveBody(Model):

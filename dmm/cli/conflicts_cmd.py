@@ -8,9 +8,10 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, open_index, progress_bar
 from dmm.cli.terminal import no_headers_option, paged
-from dmm.conflicts.model import METHODS, STATUSES, TYPES
+from dmm.conflicts.model import ANALYZERS, STATUSES, TYPES
 from dmm.errors import ExitCode, NotFoundError
 from dmm.lookup import memory_ids
+from dmm.memory.model import SCOPES
 from dmm.render import count
 
 
@@ -38,37 +39,74 @@ def command() -> None:
 @command.command("scan")
 @click.option("--full", is_flag=True, help="Scan every pair (default: only memories changed "
                                            "since the last scan).")
+@click.option("--narrative", is_flag=True,
+              help="Instead of the rules: have the judge (a language model you configured in "
+                   "[judge] of .dmm/config.toml) read each scope's memories in the order git "
+                   "added them and point out reversals, stale claims and values that drifted. "
+                   "Each answer becomes a conflict with a yes/no question for a person.")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES),
+              help="With --narrative: read only this scope (repeat for several; default: all "
+                   "but ephemeral).")
 @click.option("--since", metavar="COMMIT", help="Scan the memories changed since this commit.")
 @click.option("--memory", metavar="MEMORY",
               help="Scan one memory (its id or path) against the store.",
               shell_complete=complete.memories)
 @click.option("--methods", metavar="LIST",
-              help=f"Comma-separated analyzers to run (default all): {', '.join(METHODS[:-1])}.")
+              help="Comma-separated analyzers to run (default all): "
+                   f"{', '.join(ANALYZERS)}.")
+@click.option("--include-rule-extraction/--no-rule-extraction", "rule_extraction",
+              default=None,
+              help="Also ask the judge, the language model set in [judge] of "
+                   ".dmm/config.toml, whether each memory scanned contradicts its nearest "
+                   "ones (their text goes to that model; docs/conflicts.md#the-judge). "
+                   "Default: as [judge] use_rule_extraction says.")
 @json_option
 @click.pass_context
-def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
+def scan_cmd(ctx, full, narrative, scopes, since, memory, methods, rule_extraction,
+             as_json) -> int:
     """Scan for conflicts and store them (the git hooks run this after memory commits).
+
+    With --narrative, the judge reads each scope's story instead, in batches of
+    narrative.batch_tokens; dmm says how many batches and about how many tokens it sends to
+    which model before it sends them. A batch the model fails on (a timeout, malformed
+    output) is reported and skipped; every other conflict stands.
 
     \b
     Examples:
       dmm conflicts scan
       dmm conflicts scan --full --json
       dmm conflicts scan --memory project/api/errors.md
+      dmm conflicts scan --full --include-rule-extraction
+      dmm conflicts scan --narrative --scope project
     """
     from dmm.conflicts.service import run_scan
+
+    if narrative:
+        if full or since or memory or methods or rule_extraction is not None:
+            raise click.UsageError("--narrative is a pass of its own: give it without --full, "
+                                   "--since, --memory, --methods or --include-rule-extraction")
+        return _narrative(ctx, list(scopes), as_json)
+    if scopes:
+        raise click.UsageError("--scope chooses what --narrative reads: give both")
 
     ws, conn = open_index(ctx)
     try:
         if memory:
             memory = memory_ids(ws, conn, [memory])[0]
         progress, finish = progress_bar("scanning for conflicts")
+        judging, judged = progress_bar("judging pairs", min_items=1)
         try:
             result = run_scan(ws, conn, full=full, since=since, memory=memory,
-                              methods=_ids(methods) if methods else None, progress=progress)
+                              methods=_ids(methods) if methods else None, progress=progress,
+                              rule_extraction=rule_extraction, announce=_announce,
+                              judge_progress=judging)
         finally:
+            judged()
             finish()
     finally:
         conn.close()
+    for line in result.errors:  # the judge's: the rules' answer stands, the exit code too
+        message(f"warning: {line}")
     if as_json:
         emit_json(result.to_dict())
     else:
@@ -79,7 +117,58 @@ def scan_cmd(ctx, full, since, memory, methods, as_json) -> int:
             message(f"  {kind}: {n}")
         for artifact in result.artifacts:
             message(f"  left out, {count(artifact['count'], 'finding')}: {artifact['why']}")
+        if result.judge:
+            j = result.judge
+            message(f"  judge {j['model']}: {count(j['candidates'], 'pair')} to judge, "
+                    f"{j['cached']} judged before, {j['sent']} sent, {j['failed']} failed, "
+                    f"{j['skipped']} left for later; {j['conflicts']} said conflict")
     return 0
+
+
+def _narrative(ctx, scopes: list[str], as_json: bool) -> int:
+    from dmm.conflicts.narrative_scan import narrative_pass
+
+    def announce(batches: int, tokens: int, cached: int, model: str, where: str) -> None:
+        message(f"note: the narrative pass reads {count(batches, 'batch', 'batches')} of "
+                f"{', '.join(scopes) or 'every scope but ephemeral'}"
+                + (f" ({cached} answered before)" if cached else "")
+                + (f": sending about {tokens:,} tokens to {model} at {where}"
+                   if batches > cached else ": nothing to send"))
+
+    ws, conn = open_index(ctx)
+    try:
+        progress, finish = progress_bar("asking the judge", min_items=2)
+        try:
+            result = narrative_pass(ws, conn, scopes or None, announce=announce,
+                                    progress=progress)
+        finally:
+            finish()
+    finally:
+        conn.close()
+    if as_json:
+        emit_json(result.to_dict())
+        return 0
+    message(f"narrative scan in {result.duration_ms} ms: "
+            f"{count(result.conflicts_detected, 'conflict')}, {result.conflicts_new} new"
+            + (f", {result.already_known} already known" if result.already_known else "")
+            + (f" ({result.batches_cached} of {result.batches} batches answered from the "
+               "cache)" if result.batches_cached else ""))
+    for q in result.questions:
+        click.echo(f"{q['conflict_id']}  {' <> '.join(q['memories'])}  {q['question']}")
+    for line in result.errors:
+        message(f"  not judged, {line} (the other batches and every other conflict stand)")
+    for line in result.dropped:
+        message(f"  left out, {line}")
+    if result.batches_left:
+        message(f"  {count(result.batches_left, 'batch', 'batches')} not sent: this run's "
+                "token limit (judge.max_tokens) was reached; run the pass again for the rest")
+    return 0
+
+
+def _announce(pairs: int, tokens: int, model: str, where: str) -> None:
+    """Said before the judge is sent anything: what, to whom, about how much."""
+    message(f"note: sending {count(pairs, 'pair')} of memories (about {tokens:,} tokens) to "
+            f"{model} at {where}")
 
 
 def _table(found, no_headers: bool = False) -> str:
@@ -197,6 +286,8 @@ def _print_conflict(c, texts: dict) -> None:
     click.echo(f"{paint(c.conflict_id, bold=True)}: {paint_kind(c.type)} ({c.status}), "
                f"score {c.confidence:.2f}, found by {', '.join(c.methods)}")
     click.echo(c.description)
+    if c.question:
+        click.echo(f"question for a person: {c.question}")
     click.echo(f"evidence: {c.evidence}")
     a, b = (texts.get(m.memory_id) for m in c.memories)
     if a and b:

@@ -34,6 +34,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
         problems = read.problems(conn,
                                  ephemeral_days=ws.config["store"]["ephemeral_max_days"])
         conflicts = _open_conflicts(conn, ws)
+        judge = _judge(ws, conn)
     finally:
         conn.close()
     leftover = state.tracked_problem(ws)  # a committed .dmm/index/: never read, said here
@@ -47,7 +48,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
              "files_removed": report.removed}
     if as_json:
         emit_json({"root": str(ws.root), "files": report.files, "memories": counts,
-                   "cache": cache, "conflicts": conflicts, "hooks": hooks,
+                   "cache": cache, "conflicts": conflicts, "hooks": hooks, "judge": judge,
                    "errors": len(errors),
                    "warnings": len(problems) - len(errors),
                    "problems": [p.to_dict() for p in problems]})
@@ -68,6 +69,7 @@ def command(ctx: click.Context, as_json: bool) -> int:
     scanned = "" if conflicts["last_scan"] else " (never scanned: run `dmm conflicts scan`)"
     click.echo(f"conflicts: {conflicts['unresolved']} unresolved{scanned}"
                + (" (memories changed since the last scan)" if conflicts["stale"] else ""))
+    click.echo(f"judge: {judge['summary']}")
     missing = [name for name, state in hooks.items() if state != "installed"]
     click.echo("git hooks: " + ("installed" if not missing else
                                 f"{', '.join(missing)} not installed in this clone: conflicts "
@@ -102,6 +104,39 @@ def _open_conflicts(conn, ws) -> dict:
     last = store.scans(conn, 1)
     return {"unresolved": unresolved, "last_scan": last[0]["started_at"] if last else None,
             "stale": bool(last) and store.needs_scan(conn, fingerprint(ws.config["conflicts"]))}
+
+
+def _judge(ws, conn) -> dict:
+    """The judge's state: off, or which model and where memory text goes (opening the model
+    imports llm: paid only when the judge is on)."""
+    from dmm.judge.settings import judge_settings
+
+    settings = judge_settings(ws)
+    out = {"enabled": settings.enabled, "model": settings.model, "where": None,
+           "use_rule_extraction": settings.use_rule_extraction,
+           "verdicts_cached": conn.execute("SELECT count(*) FROM verdicts").fetchone()[0]}
+    if settings.blocked:
+        out["summary"] = f"off: {settings.blocked}"
+        out["error"] = settings.blocked
+        return out
+    if not settings.enabled:
+        out["summary"] = ("off: no memory text leaves this machine ([judge] in "
+                          ".dmm/config.toml turns it on; docs/conflicts.md#the-judge)")
+        return out
+    from dmm.judge.client import JudgeUnavailable, open_judge
+
+    try:
+        judge = open_judge(settings)
+    except JudgeUnavailable as exc:
+        out["summary"] = f"on but unavailable: {exc.message}"
+        out["error"] = exc.message
+        return out
+    out["where"] = judge.where
+    when = ("every scan" if settings.use_rule_extraction
+            else "`dmm conflicts scan --include-rule-extraction`")
+    out["summary"] = (f"{judge.model_id}; memory text goes to {judge.where} on {when} "
+                      f"({out['verdicts_cached']} verdicts cached)")
+    return out
 
 
 def _size(path) -> int:

@@ -11,15 +11,16 @@ Resolution Algorithms"):
 - supersession: an orphaned link (A supersedes B, both active) is repaired by deprecating B;
   circular, contested and incomplete chains are left to a person;
 - scope_overlap: a person decides (the two scopes may both be intended);
-- never: a baseline memory, a conflict flagged by hand, one below ``min_confidence``, or a
-  memory without a `created` date where the rule needs one.
+- never: a baseline memory, a conflict flagged by hand, one the narrative pass alone found (a
+  language model's question for a person), one below ``min_confidence``, or a memory without
+  a `created` date where the rule needs one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dmm.conflicts.model import Conflict
+from dmm.conflicts.model import PASSES, Conflict
 from dmm.memory.model import SCOPES, Memory
 from dmm.render import count
 
@@ -117,6 +118,12 @@ def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
         elif retired & {a.id, b.id}:
             steps.append(Step(c, None, None, None, "an earlier step retires one of its "
                                                    "memories: scan again afterwards"))
+        elif c.methods and set(c.methods) <= set(PASSES):
+            # a language model's reading of the story, not a measurement: its question is for
+            # a person to answer
+            steps.append(Step(c, None, None, None, "found by the narrative pass alone: a "
+                                                   "person answers its question",
+                              c.question or ""))
         elif c.confidence < min_confidence:
             steps.append(Step(c, None, None, None, f"detection confidence {c.confidence:.2f} is "
                                                    f"below {min_confidence:.2f}"))

@@ -6,6 +6,14 @@ diverging scope overlap), then sameness (duplicate, scope overlap). Confidence w
 candidate for the pair with the fitted coefficients of calibration.py; a near copy (cosine >=
 NEAR_COPY) is as sure as the two texts are close. Pairs below the minimum confidence are
 dropped.
+
+A judge's verdict (analyzers/rule_extraction.py) is not one of the calibrated features: it
+moves the confidence the others give. "Conflict" at confidence p: 1 - (1 - c)(1 - p), or p for
+a pair no rule found (then a contradiction, or a scope overlap across scopes); "no conflict"
+at p: a contradiction or scope overlap keeps c(1 - p/2), at least half of it (a contradiction
+the rules are sure of stays listed, the judge's "no" beside it for a person to weigh), while a
+duplicate, a supersession problem or a stale fact keeps c (the judge is asked whether rules
+contradict, not those).
 """
 
 from __future__ import annotations
@@ -22,9 +30,7 @@ ORDER = ("supersession", "stale", "contradictory", "scope_overlap", "duplicate")
 
 
 def _memory(f: Features, role: str) -> ConflictMemory:
-    m = f.memory
-    return ConflictMemory(m.id, m.path, m.title, m.scope, m.priority, role,
-                          m.created.isoformat() if m.created else None)
+    return ConflictMemory.of(f.memory, role)
 
 
 def by_pair(candidates: list[Candidate]) -> dict[tuple[str, str], list[Candidate]]:
@@ -49,22 +55,43 @@ def kind_of(group: list[Candidate], fa: Features, fb: Features) -> str:
     return kind
 
 
+JUDGE = "rule_extraction"
+DISAGREEMENT = ("contradictory", "scope_overlap")  # what a judge's "no conflict" lowers
+
+
+def judged(confidence: float, kind: str, verdict: Candidate | None, found_by_rules: bool,
+           ) -> float:
+    """The confidence after the judge's verdict (the module's docstring says how)."""
+    if verdict is None:
+        return confidence
+    if verdict.type:
+        if not found_by_rules:
+            return min(0.99, verdict.score)
+        return min(0.99, 1 - (1 - confidence) * (1 - verdict.score))
+    return confidence * (1 - verdict.score / 2) if kind in DISAGREEMENT else confidence
+
+
 def merge(candidates: list[Candidate], features: dict[str, Features], min_confidence: float,
           detected_at: str, fitted: dict | None = None) -> list[Conflict]:
     out = []
     for (a, b), group in by_pair(candidates).items():
+        verdict = next((c for c in group if c.method == JUDGE), None)
+        rules = [c for c in group if c.method != JUDGE]
+        found_by_rules = any(c.type for c in rules)
         typed = [c for c in group if c.type]
         fa, fb = features[a], features[b]
-        kind = kind_of(group, fa, fb)
-        confidence = min(0.99, calibrated(pair_features(fa, fb, group), fitted))
+        kind = kind_of(rules if found_by_rules else group, fa, fb)
+        confidence = (min(0.99, calibrated(pair_features(fa, fb, rules), fitted))
+                      if found_by_rules else 0.0)
         if kind in ("duplicate", "scope_overlap") and (sim := cosine(fa, fb)) >= NEAR_COPY:
             # two texts this close are copies: a fact about them, like a supersession link,
             # whatever the shapes the calibration weighs (two guides, long texts)
             confidence = max(confidence, min(0.99, sim))
+        confidence = judged(confidence, kind, verdict, found_by_rules)
         if confidence < min_confidence:
             continue
         lead = max((c for c in typed if c.type == kind or kind == "scope_overlap"),
-                   key=lambda c: c.score, default=typed[0])
+                   key=lambda c: (c.method != JUDGE, c.score), default=typed[0])
         # the newer (or superseding) memory is primary
         newer_first = sorted((fa, fb), key=lambda f: (str(f.memory.created or ""), f.id),
                              reverse=True)

@@ -9,7 +9,15 @@ from dmm.errors import InvalidInputError
 
 TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
-           "negation", "alternatives", "temporal", "manual")
+           "negation", "alternatives", "temporal", "rule_extraction", "manual", "narrative")
+# the analyzers every scan runs (`--methods` chooses among them); rule_extraction is the
+# judge's second pass (analyzers/rule_extraction.py), manual a person's flag, narrative the
+# narrative pass (narrative.py)
+ANALYZERS = METHODS[:-3]
+# methods no scan runs: a person's flag, and the pass that reads the store another way (the
+# narrative pass asks a language model about a scope's story). A scan keeps what they found
+# while the memories they found it in are unchanged (store.save).
+PASSES = ("manual", "narrative")
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
 OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
 # what each resolution action leaves the conflict as
@@ -66,6 +74,12 @@ class ConflictMemory:
     role: str  # primary | secondary
     created: str | None = None
 
+    @classmethod
+    def of(cls, memory, role: str) -> ConflictMemory:
+        """The conflict's view of ``memory`` (a dmm.memory.Memory)."""
+        return cls(memory.id, memory.path, memory.title, memory.scope, memory.priority, role,
+                   memory.created.isoformat() if memory.created else None)
+
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
@@ -83,6 +97,10 @@ class Conflict:
     detected_at: str = ""
     methods: list[str] = field(default_factory=list)
     decision: dict | None = None  # the committed human decision, if any
+    # the yes/no question a person answers to settle it (the narrative pass asks one)
+    question: str | None = None
+    # {memory id: the digest of its text the finding rests on}: kept only while they hold
+    basis: dict[str, str] | None = None
 
     def to_dict(self) -> dict:
         out = {"conflict_id": self.conflict_id, "type": self.type,
@@ -91,6 +109,10 @@ class Conflict:
                "description": self.description, "evidence": self.evidence,
                "memories": [m.to_dict() for m in self.memories],
                "detected_at": self.detected_at, "methods": self.methods}
+        if self.question:
+            out["question"] = self.question
+        if self.basis:
+            out["basis"] = self.basis
         if self.decision:
             out["decision"] = self.decision
         return out

@@ -261,7 +261,8 @@ def decision_record(conflict: Conflict, status: str, action: str, reason: str, w
             "detection_method": conflict.detection_method,
             "confidence": round(conflict.confidence, 3), "description": conflict.description,
             "evidence": conflict.evidence, "reason": reason.strip(), "by": who,
-            "at": now.isoformat(timespec="seconds"), **{k: v for k, v in details.items() if v}}
+            "at": now.isoformat(timespec="seconds"),
+            **{k: v for k, v in {"question": conflict.question, **details}.items() if v}}
 
 
 # --- git: land the change -----------------------------------------------------------------------

@@ -29,7 +29,14 @@ if TYPE_CHECKING:
 
 def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
              since: str | None = None, memory: str | None = None,
-             methods: list[str] | None = None, progress=None) -> ScanResult:
+             methods: list[str] | None = None, progress=None,
+             rule_extraction: bool | None = None, announce=None, judge_progress=None,
+             ) -> ScanResult:
+    """Scan (see scanner.scan). ``rule_extraction``: ask the judge about the scan's candidate
+    pairs (None: as ``[judge] use_rule_extraction`` says); with the judge on, cached verdicts
+    count in every scan. ``announce(pairs, tokens, model, where)`` is called before anything
+    is sent, ``judge_progress(done, total)`` while it is. A judge that is off, missing or
+    failing adds a line to the result's errors; the rules' answer stands."""
     cfg = ws.config["conflicts"]
     focus, kind = None, "full"
     if memory:
@@ -53,12 +60,67 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
             focus, kind = delta[0], "incremental"
     from dmm.conflicts.scanner import scan  # the analyzers: only when something is scanned
 
+    second, notes = _second_pass(ws, rule_extraction, announce, judge_progress)
     try:
+        loaded = None
+        if second is not None and second.judge is not None:
+            loaded = _judge(conn, cfg, focus, second, progress)
         with db.write_lock(ws.state_dir):
-            return scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
-                        progress=progress)
+            if loaded is not None and loaded[0] != _generation(conn):
+                loaded = None  # the cache changed while the judge was asked: read it again
+            result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
+                          progress=progress, second_pass=second,
+                          loaded=loaded[1:] if loaded else None)
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
+    result.errors[:0] = notes
+    return result
+
+
+def _second_pass(ws: Workspace, asked: bool | None, announce, progress) -> tuple:
+    """The judge's pass for a scan (None with the judge off: the scan is as it was before
+    the judge existed) and the lines to report: a judge asked for that cannot be had."""
+    from dmm.judge.settings import judge_settings
+
+    settings = judge_settings(ws)
+    send = settings.use_rule_extraction if asked is None else asked
+    if not settings.ready and not send:
+        return None, []
+    from dmm.conflicts.analyzers.rule_extraction import RuleExtraction
+    from dmm.judge.client import JudgeUnavailable, open_judge
+
+    judge = None
+    if send:
+        try:
+            judge = open_judge(settings)
+        except JudgeUnavailable as exc:
+            if not settings.ready:
+                return None, [exc.message]
+            return RuleExtraction(settings), [exc.message]  # cached verdicts still count
+    return RuleExtraction(settings, judge, announce=announce, progress=progress), []
+
+
+def _judge(conn: sqlite3.Connection, cfg: dict, focus: set[str] | None, second,
+           progress=None) -> tuple:
+    """Ask the judge about the scan's candidate pairs and cache its verdicts, before the scan
+    takes the cache's write lock: other dmm commands never wait for a model. Returns (the
+    cache's generation, the features, the scan's focus): the scan uses them again when the
+    cache has not changed meanwhile."""
+    from dmm.conflicts.merger import by_pair
+    from dmm.conflicts.scanner import candidates, load_features, nearest
+
+    generation = _generation(conn)
+    features, scope = load_features(conn, focus, progress, second.partners(conn, focus))
+    flagged = set(by_pair(candidates(features, scope, cfg)))
+    near = nearest(features, scope, second.settings.k)
+    second.judge_now(conn, {i: f.memory for i, f in features.items()}, scope, flagged, near)
+    return generation, features, scope
+
+
+def _generation(conn: sqlite3.Connection) -> str | None:
+    """The cache's refresh generation: another value, another content."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return row[0] if row else None
 
 
 def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None:
@@ -68,9 +130,7 @@ def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None
 
 
 def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
-    return {m.id: ConflictMemory(m.id, m.path, m.title, m.scope, m.priority, "secondary",
-                                 m.created.isoformat() if m.created else None)
-            for m in read.memories(conn)}
+    return {m.id: ConflictMemory.of(m, "secondary") for m in read.memories(conn)}
 
 
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,

@@ -14,7 +14,7 @@ import marshal
 import sqlite3
 from pathlib import Path
 
-from dmm.conflicts.model import Conflict, ConflictMemory
+from dmm.conflicts.model import ANALYZERS, PASSES, Conflict, ConflictMemory
 from dmm.workspace import DMM_DIR
 
 
@@ -40,6 +40,8 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                 found_by = set(_cached_json(record).get("methods") or ())
                 if not found_by <= methods:
                     kept.add(cid)
+        carried = _found_by_passes(conn, methods or set(ANALYZERS))
+        kept |= set(carried)
         stale = conn.execute("SELECT conflict_id, a, b FROM conflicts").fetchall()
         gone = [cid for cid, a, b in stale if cid not in kept
                 and (focus is None or a in focus or b in focus)]
@@ -52,7 +54,9 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                      "OR b NOT IN (SELECT id FROM memories)")
         new = []
         for c in conflicts:
-            if c.conflict_id in kept:
+            if c.conflict_id in carried:  # the pass's question stays with what a scan found
+                _carry(c, carried[c.conflict_id])
+            elif c.conflict_id in kept:
                 continue
             if c.conflict_id in first_seen:
                 c.detected_at = first_seen[c.conflict_id]
@@ -79,6 +83,40 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
             conn.execute("ROLLBACK")
         raise
     return new, len(conflicts) - len(new)
+
+
+def _found_by_passes(conn: sqlite3.Connection, ran: set[str]) -> dict[str, dict]:
+    """Conflicts (id: record) found only by passes this scan did not run (the narrative pass),
+    in memories unchanged since: not this scan's to drop. One whose memory changed goes (the
+    edit may have settled the question); the pass asks again when it runs. Reads only those
+    rows, never the whole table: hooks scan after every memory commit."""
+    rows = conn.execute(f"SELECT conflict_id, record FROM conflicts WHERE detection_method IN "
+                        f"({','.join('?' * len(PASSES))})", PASSES).fetchall()
+    found = {}
+    for cid, record in rows:
+        data = _cached_json(record)
+        by = set(data.get("methods") or ())
+        if by and by <= set(PASSES) and not by & ran and isinstance(data.get("basis"), dict):
+            found[cid] = data
+    if not found:
+        return {}
+    ids = sorted({i for data in found.values() for i in data["basis"]})
+    digests = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        digests.update(conn.execute(f"SELECT id, digest FROM memories WHERE id IN "
+                                    f"({','.join('?' * len(chunk))})", chunk))
+    return {cid: data for cid, data in found.items()
+            if all(digests.get(i) == d for i, d in data["basis"].items())}
+
+
+def _carry(conflict: Conflict, earlier: dict) -> None:
+    """``conflict``, found by a scan, keeps the question a pass asked about the same pair."""
+    conflict.methods = sorted({*conflict.methods, *earlier.get("methods", ())})
+    conflict.question = conflict.question or earlier.get("question")
+    conflict.basis = conflict.basis or earlier.get("basis")
+    if earlier.get("evidence"):
+        conflict.evidence += " | " + earlier["evidence"]
 
 
 def _seen(conn: sqlite3.Connection) -> dict[str, str]:
@@ -159,7 +197,8 @@ def from_dict(d: dict) -> Conflict:
     return Conflict(d["conflict_id"], d["type"], d["detection_method"], d["confidence"],
                     d["description"], d["evidence"],
                     [ConflictMemory(**m) for m in d["memories"]], d.get("status", "unresolved"),
-                    d.get("detected_at", ""), d.get("methods", []), d.get("decision"))
+                    d.get("detected_at", ""), d.get("methods", []), d.get("decision"),
+                    d.get("question"), d.get("basis"))
 
 
 # --- committed decisions ------------------------------------------------------------------------
@@ -212,7 +251,14 @@ def from_decision(d: dict, memories: dict[str, ConflictMemory]) -> Conflict | No
     return Conflict(d["conflict_id"], d.get("type", "contradictory"), method,
                     d.get("confidence", 1.0), d.get("description", "flagged by hand"),
                     d.get("evidence", d.get("reason", "")), mems, d["status"], d.get("at", ""),
-                    [method], d)
+                    [method], d, question=d.get("question"))
+
+
+def found_only_by(conn: sqlite3.Connection, method: str) -> dict[str, Conflict]:
+    """The stored conflicts (by id) that ``method`` alone found."""
+    found = (from_dict(_cached_json(r[0])) for r in conn.execute(
+        "SELECT record FROM conflicts WHERE detection_method = ?", (method,)))
+    return {c.conflict_id: c for c in found if set(c.methods) == {method}}
 
 
 def detected(conn: sqlite3.Connection, ids: list[str]) -> set[str]:

@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 DDL = """
 CREATE TABLE memories (
@@ -61,6 +61,19 @@ CREATE TABLE conflict_scans (
     started_at TEXT NOT NULL,
     record TEXT NOT NULL           -- the ScanResult as JSON
 );
+CREATE TABLE verdicts (           -- the judge's answers (conflicts/verdicts.py): paid for once
+    first TEXT NOT NULL,           -- text hash of the memory shown first (the smaller hash)
+    second TEXT NOT NULL,          -- text hash of the other
+    model TEXT NOT NULL,           -- [judge] model as configured
+    prompt TEXT NOT NULL,          -- the prompt's version
+    first_id TEXT NOT NULL,        -- the memories' ids when judged (to find a memory's rows)
+    second_id TEXT NOT NULL,
+    verdict TEXT NOT NULL,         -- the checked verdict as JSON
+    judged_at TEXT NOT NULL,
+    PRIMARY KEY (first, second, model, prompt)
+) WITHOUT ROWID;
+CREATE INDEX verdicts_first_id ON verdicts(first_id);
+CREATE INDEX verdicts_second_id ON verdicts(second_id);
 -- files: marshal of {path: (size, mtime_ns)} for every file seen under .dmm/memory/, valid or
 -- not; mtime -1 forces a re-read (the file changed too recently to trust its mtime).
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;

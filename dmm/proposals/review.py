@@ -3,7 +3,8 @@
 approved  no errors, confident enough
 modified  approved after auto-fixes, committed on the proposal branch first
 rejected  an error that is not auto-fixable (invalid schema, a duplicate ...)
-deferred  baseline touched, a conflict with the store, or confidence below
+deferred  baseline touched, a conflict with the store (found by the analyzers, or by the
+          judge when it is on: checks/coherence.py), or confidence below
           review.defer_below_confidence
 """
 
@@ -76,8 +77,9 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
             new_text = fixed
         else:
             new_text, ctx = _context(git, proposal, conn, ws.config, head)
+            ctx.workspace = ws
             issues, performed, fixed = [], [], new_text
-            for check in all_checks():
+            for check in all_checks(ws):
                 performed.append(check.NAME)
                 issues += check.run(ctx)
                 if hasattr(check, "fix"):
@@ -97,6 +99,10 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
     elif any(i.category == "conflicts" for i in issues):
         result.decision = "deferred"
         result.reason = "it would conflict with memories in the store: a person decides"
+    elif any(i.category == "coherence" and i.severity == "warning" for i in issues):
+        result.decision = "deferred"  # the judge's finding is shown; a person decides on it
+        result.reason = ("the judge finds it contradicts, repeats or replaces a memory in the "
+                         "store: a person decides")
     elif any(i.defers for i in issues):
         result.decision = "deferred"
         result.reason = next(i.message for i in issues if i.defers)

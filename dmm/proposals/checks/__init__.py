@@ -1,8 +1,9 @@
 """The reviewer's automated checks, one module each, all behind one interface.
 
 A check is a module with ``NAME`` and ``run(ctx) -> list[Issue]``; it may also define
-``fix(text) -> text`` for the issues it marks auto-fixable. ``CHECKS`` lists them in the order
-they run; an optional LLM check would join this list without touching the others.
+``fix(text) -> text`` for the issues it marks auto-fixable, and ``wanted(workspace) -> bool``
+when settings turn it on or off. ``all_checks`` lists them in the order they run;
+the optional check by a language model (coherence) joined it without touching the others.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class ReviewContext:
     # what the checks found about the proposal and other memories (relations.Finding), read
     # by the relations check beside what the writer declared; any check may add to it
     findings: list = field(default_factory=list)
+    # the Workspace reviewed in: whose clone's own settings apply (the judge runs only with
+    # its person's consent, in git config); None where no clone reviews (CI)
+    workspace: object | None = None
 
     @property
     def own_paths(self) -> set[str]:
@@ -65,9 +69,14 @@ class ReviewContext:
         return {self.proposal.path, self.proposal.new_path, *self.touched}
 
 
-def all_checks() -> list:
-    from dmm.proposals.checks import (baseline, conflicts, declared, duplicate, quality,
-                                      relations, schema)
+def all_checks(workspace=None) -> list:
+    """The checks in the order they run; a check with ``wanted(workspace)`` runs only when
+    the store's settings and this clone turn it on (the coherence check: while the judge is
+    on here); without a workspace (CI), never. Relations runs last: it reads the findings of
+    the checks before it."""
+    from dmm.proposals.checks import (baseline, coherence, conflicts, declared, duplicate,
+                                      quality, relations, schema)
 
-    # relations last: it reads the findings of the checks before it
-    return [declared, schema, quality, duplicate, conflicts, baseline, relations]
+    checks = [declared, schema, quality, duplicate, conflicts, coherence, baseline, relations]
+    return [c for c in checks if not hasattr(c, "wanted")
+            or (workspace is not None and c.wanted(workspace))]
