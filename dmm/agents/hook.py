@@ -41,15 +41,15 @@ def context_for(ws: Workspace, event: str, payload: dict) -> str:
 
 def _context(ws: Workspace, event: str, payload: dict) -> str:
     from dmm.query.run import memory_pack
-    from dmm.render import render
 
     cfg = ws.config["agents"]
+    # the text the agent receives costs what agents.hook_budget says (dmm/query/text.py)
+    budget = int(cfg["hook_budget"])
     if event == "session-start":
         if str(payload.get("source") or "") == "resume":
             return ""  # the resumed conversation holds the baseline already
-        pack = memory_pack(ws, "the baseline memories for a new session",
-                           budget=int(cfg["hook_budget"]))
-        kind, task = "baseline", ""
+        pack = memory_pack(ws, "the baseline memories for a new session", budget=budget,
+                           for_model="baseline")
         if not pack.baseline:
             return ""
     else:
@@ -57,37 +57,17 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
         if not prompt or payload.get("agent_id"):
             return ""  # nothing asked, or a subagent's turn: packs are for a person's prompts
         # the baseline came once at session start: the whole budget goes to this prompt
-        budget = int(cfg["hook_budget"]) + _baseline_tokens(ws)
-        pack = memory_pack(ws, ranking_text(prompt), budget=budget)
+        pack = memory_pack(ws, ranking_text(prompt), budget=budget, for_model="prompt",
+                           named=prompt)
         if not pack.retrieved and not pack.conflicts:
             return ""  # nothing beyond the baseline, which the session already has
-        kind, task = "retrieved", task_line(prompt)
     if not pack.baseline and not pack.retrieved and any(
             w.startswith("another dmm is updating") for w in pack.warnings):
         return BUSY  # the cache is being rebuilt: nothing to read yet
-    # conflicts are stated as facts from pack.conflicts; the warnings' advice is for people
-    notes = [w for w in pack.warnings if not w.startswith(("no memory matched", "conflicts "))
-             and " among these memories: " not in w]
-    text = render("hook.md.j2", kind=kind, task=task, pack=pack, stats=pack.stats(),
-                  notes=notes)
-    return fit(text, int(cfg["hook_max_chars"]))
-
-
-def _baseline_tokens(ws: Workspace) -> int:
-    """Tokens of the baseline memories a pack always carries."""
-    from dmm.query.run import open_cache
-
-    conn, _ = open_cache(ws)  # the cache as it is when another dmm holds it
-    try:
-        row = conn.execute("SELECT coalesce(sum(tokens), 0) FROM memories WHERE scope = "
-                           "'baseline' AND status = 'active'").fetchone()
-    finally:
-        conn.close()
-    return int(row[0])
+    return fit(pack.text or "", int(cfg["hook_max_chars"]))
 
 
 MAX_PROMPT = 10_000  # characters of the prompt that rank the memories
-TASK_CHARS = 120  # the prompt, as the pack names it
 
 
 def ranking_text(prompt: str) -> str:
@@ -108,11 +88,9 @@ def ranking_text(prompt: str) -> str:
 
 def task_line(prompt: str) -> str:
     """The prompt in one short line: its first line, cut at a word."""
-    first = " ".join(prompt.split("\n", 1)[0].split())
-    if len(first) <= TASK_CHARS and "\n" not in prompt.strip():
-        return first.replace('"', "'")
-    cut = first[:TASK_CHARS].rsplit(" ", 1)[0] if len(first) > TASK_CHARS else first
-    return cut.replace('"', "'") + " ..."
+    from dmm.query.text import task_line as line
+
+    return line(prompt)
 
 
 def utf16_length(text: str) -> int:

@@ -178,7 +178,7 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
         return None, None
     why = model.unavailable()
     if why:
-        return None, why + ": ranked by words only"
+        return None, "ranked by words: " + why
     from dmm.fsutil import state_folder
 
     try:
@@ -189,7 +189,7 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
         answer = ask(ws.root, state_dir, request, start_wait=start_wait,
                      answer_wait=answer_wait)
     except Unavailable as exc:
-        return None, f"{exc}: ranked by words only"
+        return None, f"ranked by words: {exc}"
     if answer.get("ok"):
         return answer, None
     if isinstance(answer.get("error"), dict):
@@ -202,5 +202,5 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
         except ValueError:
             pass
         raise exc
-    return None, f"{answer.get('why', 'the background process could not answer')}: " \
-                 "ranked by words only"
+    why = answer.get("why", "the background process could not answer")
+    return None, f"ranked by words: {why}"

@@ -212,7 +212,8 @@ class Daemon:
         from dmm.render import render, to_json
         from dmm.semantic import service
 
-        token = service.WAIT.set(float(r.get("wait", service.WAIT_S)))
+        wait = r.get("wait")
+        token = service.WAIT.set(None if wait is None else float(wait))
         try:
             pack = memory_pack(ws, str(r["task"]), budget=r.get("budget"),
                                scopes=tuple(r.get("scopes") or ()),

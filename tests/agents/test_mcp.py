@@ -38,7 +38,11 @@ def session(repo, calls):
 
 
 def data(result) -> dict:
+    """A tool's data: its structuredContent (memory_query's text is markdown for the model;
+    every other tool's text is the same data as JSON)."""
     assert not result.is_error, result.content[0].text
+    if result.structured_content is not None:
+        return result.structured_content
     return json.loads(result.content[0].text)
 
 

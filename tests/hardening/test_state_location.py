@@ -173,7 +173,8 @@ def _semantic_env(monkeypatch) -> dict:
     monkeypatch.setenv("DMM_SEMANTIC", "on")
     if model.unavailable() is not None:
         return {}
-    return {"DMM_SEMANTIC": "on", "DMM_SEMANTIC_INT8": "off"}
+    # the first query waits for the index (a test of where it lives, not of how long)
+    return {"DMM_SEMANTIC": "on", "DMM_SEMANTIC_INT8": "off", "DMM_SEMANTIC_WAIT_S": "60"}
 
 
 def test_committed_links_at_the_old_lock_and_log_places_are_never_written(tmp_path,
