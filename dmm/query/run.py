@@ -72,6 +72,13 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         from dmm.semantic import service  # light: the model loads only in long-lived processes
 
         index, note = service.for_query(ws, conn)
+        if not stale and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
+                                          ).fetchone():
+            # a linked work tree: another one may have scanned these very memories
+            from dmm.conflicts.service import adopt
+
+            with db.impatient():  # never waits for another dmm's scan
+                adopt(ws, conn)
         if for_model is not None:
             from dmm.memory.tokens import count_tokens
             from dmm.query import text
