@@ -79,6 +79,9 @@ def start_sync(ws) -> threading.Thread | None:
             return running
         thread = threading.Thread(target=_sync, args=(ws, key), daemon=True,
                                   name="dmm-semantic-sync")
+        index = _indexes.get(key)
+        if index is not None and not index.ready:
+            index.pending = None  # not known until the thread has looked
         _threads[key] = thread
         thread.start()
         return thread
@@ -120,6 +123,11 @@ def building(index: SemanticIndex) -> str:
             "embedded)")
 
 
+def _large(conn: sqlite3.Connection) -> bool:
+    """More memories than a build that is waited for (the first build embeds them all)."""
+    return conn.execute("SELECT count(*) FROM memories").fetchone()[0] > WAIT_FOR_MEMORIES
+
+
 def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str | None]:
     """The index to rank with now, or None and the note that says why not (None when the
     person turned the layer off: nothing worth saying in every pack)."""
@@ -138,8 +146,11 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
     for _attempt in range(2):
         thread = start_sync(ws)
         while thread is not None and thread.is_alive() and time.monotonic() < deadline:
-            if index.pending is not None and index.pending > WAIT_FOR_MEMORIES:
+            pending = index.pending
+            if pending is not None and pending > WAIT_FOR_MEMORIES:
                 break  # a long build: answer by words now, with a note
+            if pending is None and not model.loaded() and _large(conn):
+                break  # the model is loading for a store it will take long to embed
             thread.join(0.05)
         if key in _failed:
             return None, BY_WORDS + _failed[key]

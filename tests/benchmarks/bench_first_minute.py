@@ -182,7 +182,7 @@ def session(dmm: list[str], size: int) -> None:
                                                       "arguments": {"task": task}})
             rows.append((f"memory_query {task!r}", took, tool_result(answer)))
             data = answer.get("result", {}).get("structuredContent") or {}
-            found = data.get("retrieved") or []
+            found = (data.get("retrieved") or []) + (data.get("baseline") or [])
             first_id = first_id or (found[0]["memory_id"] if found else None)
         took, answer = mcp.request("tools/call", {"name": "memory_show",
                                                   "arguments": {"memory": first_id or "x"}})

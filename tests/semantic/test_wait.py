@@ -69,3 +69,20 @@ def test_a_hook_asks_for_less_and_the_environment_for_more(monkeypatch):
         service.WAIT.reset(token)
     monkeypatch.setenv(service.WAIT_ENV, "not a number")
     assert service.wait_s() == service.WAIT_S
+
+
+def test_a_large_store_does_not_wait_for_the_model_at_all(repo, stalled_build, monkeypatch):
+    """While the model loads for a store it will take long to embed, every query would wait
+    its whole budget for nothing: it answers at once."""
+    from dmm.query.run import memory_pack
+    from dmm.semantic import model
+
+    for n in range(service.WAIT_FOR_MEMORIES + 1):
+        repo.add(f"project/m{n:03d}.md", f"mem_2026_01_02_{n:03d}", f"Release rule {n}",
+                 f"Releases happen on tuesday, rule {n}.")
+    monkeypatch.setattr(model, "_MODEL", None)
+    waited, join = [], threading.Thread.join
+    monkeypatch.setattr(threading.Thread, "join", lambda self, timeout=None: (
+        waited.append(self.name), join(self, timeout)))
+    pack = memory_pack(repo.ws, "releases on tuesday", for_model="query")
+    assert waited == [] and "the model is loading" in pack.text
