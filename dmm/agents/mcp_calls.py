@@ -35,12 +35,8 @@ class WithText(NamedTuple):
 
 def query(ws: Workspace, task: str, budget: int | None = None, scopes=(), tags=(),
           exclude_ephemeral: bool = False) -> WithText:
-    from dmm.query.run import memory_pack
-
-    made = memory_pack(ws, task, budget=budget, scopes=tuple(scopes or ()),
-                       tags=tuple(tags or ()), exclude_ephemeral=exclude_ephemeral,
-                       for_model="query")
-    pack = made.to_dict()
+    pack, text = calls.pack(ws, task, budget=budget, scopes=scopes, tags=tags,
+                            exclude_ephemeral=exclude_ephemeral, for_model="query")
     excluded = pack.pop("excluded")
     for key in ("baseline", "retrieved"):
         pack[key] = [{k: e[k] for k in PACK_FIELDS if k in e} for e in pack[key]]
@@ -49,7 +45,7 @@ def query(ws: Workspace, task: str, budget: int | None = None, scopes=(), tags=(
         "first": [{"memory_id": e["memory_id"], "path": e["path"], "tokens": e["tokens"]}
                   for e in excluded[:EXCLUDED_SHOWN]],
         "why": "relevant, but over the token budget: raise budget or memory_show one"}
-    return WithText(pack, made.text or "")
+    return WithText(pack, text or "")
 
 
 def listing(ws: Workspace, limit: int = 20, cursor: str | None = None, **chosen) -> dict:

@@ -47,11 +47,11 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                 scopes: tuple[str, ...] = (), tags: tuple[str, ...] = (),
                 all_tags: tuple[str, ...] = (), exclude_ephemeral: bool = False,
                 include_deprecated: bool = False, for_model: str | None = None,
-                named: str | None = None) -> Pack:
+                named: str | None = None, notes: tuple[str, ...] = ()) -> Pack:
     """The Memory Pack for ``task``, logged. ``for_model`` (a kind of dmm/query/text.py:
     "query", "baseline", "prompt"): the pack also as the text a model reads (``pack.text``),
     the budget counting that whole text, which names the task as ``named`` (default: the
-    task)."""
+    task). ``notes``: why it is ranked by words, when the caller knows (the pack says it)."""
     started = time.perf_counter()
     # bytes that are not UTF-8 (from a file or a shell variable) are replaced, not a crash
     task = task.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
@@ -72,6 +72,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         from dmm.semantic import service  # light: the model loads only in long-lived processes
 
         index, note = service.for_query(ws, conn)
+        note = note or next(iter(notes), None)
         if not stale and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
                                           ).fetchone():
             # a linked work tree: another one may have scanned these very memories

@@ -215,14 +215,20 @@ class Daemon:
         wait = r.get("wait")
         token = service.WAIT.set(None if wait is None else float(wait))
         try:
+            kind = r.get("for_model")
             pack = memory_pack(ws, str(r["task"]), budget=r.get("budget"),
                                scopes=tuple(r.get("scopes") or ()),
                                tags=tuple(r.get("tags") or ()),
                                all_tags=tuple(r.get("all_tags") or ()),
                                exclude_ephemeral=bool(r.get("exclude_ephemeral")),
-                               include_deprecated=bool(r.get("include_deprecated")))
+                               include_deprecated=bool(r.get("include_deprecated")),
+                               for_model=kind if kind in ("query", "baseline", "prompt")
+                               else None)
         finally:
             service.WAIT.reset(token)
+        if r.get("data"):  # `dmm mcp`, `dmm serve`: the pack as data, and its text
+            return {"ok": True, "pack": json.loads(to_json(pack.to_dict())),
+                    "text": pack.text, "notes": pack.notes}
         out = (to_json(pack.to_dict()) if r.get("json")
                else render("pack.md.j2", pack=pack, stats=pack.stats()))
         return {"ok": True, "out": out, "notes": pack.notes}

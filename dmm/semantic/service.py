@@ -1,9 +1,10 @@
 """The semantic index of each store a long-lived process serves, kept up to date in the
 background; and the one answer to "may this query use meaning now?".
 
-Long-lived processes (the background process of `dmm/semantic/daemon.py`, `dmm mcp`,
-`dmm serve`) call ``enable()`` once; in any other process ``for_query`` answers "no" at once
-and never loads the model, so a short command pays nothing for it. A store whose index is
+The background process of `dmm/semantic/daemon.py` calls ``enable()`` once (and so do `dmm
+mcp` and `dmm serve` when semantic.background is off; with it on, ``serve`` makes them ask
+that process instead: one model per repository); in any other process ``for_query`` answers
+"no" at once and never loads the model, so a short command pays nothing for it. A store whose index is
 being built is answered by words alone, with a note the pack carries ("ranked by words: the
 semantic index is being built (N of M memories embedded)"); a few changed memories are
 embedded before the answer (well under a second each). No request waits for the index longer
@@ -34,6 +35,7 @@ WAIT: contextvars.ContextVar[float | None] = contextvars.ContextVar("wait", defa
 BY_WORDS = "ranked by words: "
 
 _enabled = False
+_delegated = False  # queries go to the repository's background process (``serve``)
 _lock = threading.Lock()
 # keyed by _key(ws)
 _indexes: dict[tuple, SemanticIndex] = {}
@@ -53,6 +55,20 @@ def enable() -> None:
 
 def enabled() -> bool:
     return _enabled
+
+
+def delegated() -> bool:
+    """Whether this process asks the repository's background process for its packs."""
+    return _delegated
+
+
+def _wake(ws, delay: float) -> None:
+    """Start the background process after ``delay`` seconds, so that it loads the model and
+    builds the index before the first query (its answer is not needed)."""
+    from dmm.semantic import client
+
+    time.sleep(delay)
+    client.via_background(ws, {"op": "hello"})
 
 
 def _key(ws) -> tuple[Path, Path | None]:
@@ -166,9 +182,22 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
 
 
 def serve(ws, delay: float = 0.0) -> None:
-    """Called by a long-lived process at start: rank by meaning from now on, and start
-    building the store's index in the background, after ``delay`` seconds (the process
-    answers by words meanwhile)."""
+    """Called by a long-lived process at start (`dmm mcp`, `dmm serve`): rank by meaning from
+    now on. With the repository's background process (semantic.background, the default) its
+    queries are asked of that process, which holds the model once for every client, and it
+    is started after ``delay`` seconds; otherwise this process builds the store's index itself, in a background
+    thread, after ``delay`` seconds (answering by words meanwhile)."""
+    global _delegated
+    if ws.config["semantic"]["enabled"] and ws.config["semantic"]["background"] and \
+            model.unavailable() is None:
+        from dmm.index import watch
+
+        watch.enable()  # it still serves its other tools from its own cache, without walks
+        _delegated = True
+        thread = threading.Thread(target=_wake, args=(ws, delay), daemon=True,
+                                  name="dmm-wake")
+        thread.start()
+        return
     enable()
     if ws.config["semantic"]["enabled"] and model.unavailable() is None:
         if delay:

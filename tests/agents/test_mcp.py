@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -29,8 +30,10 @@ def session(repo, calls):
     from mcp.client.stdio import StdioServerParameters
 
     async def main():
+        # the tests' environment (the semantic layer off: tests/semantic/ test it, and the
+        # background process a server asks would outlive the test)
         params = StdioServerParameters(command=sys.executable, args=["-m", "dmm", "mcp"],
-                                       cwd=str(repo.root))
+                                       cwd=str(repo.root), env=dict(os.environ))
         async with Client(params) as client:
             return await calls(client)
 
