@@ -20,7 +20,7 @@ ON = {"DMM_SEMANTIC": "on"}
 def daemon_pid(root: Path) -> int | None:
     """The pid of the background process serving ``root``, asked over its socket."""
     try:
-        answer = client.ask(root, Workspace(root).state_dir, {"op": "hello"},
+        answer = client.ask(root, Workspace(root).shared_state_dir, {"op": "hello"},
                             start_if_absent=False)
     except client.Unavailable:
         return None
