@@ -147,6 +147,23 @@ def rss_mb(pid: int | None) -> str:
     return "-"
 
 
+def dmm_processes(root: Path) -> int:
+    """How many processes run dmm for ``root`` (its servers and background processes)."""
+    found = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if any("dmm" in a for a in args[:5]) and (str(root) in args or cwd.startswith(
+                str(root)) or any(str(root) in a for a in args)):
+            found += 1
+    return found
+
+
 def session(dmm: list[str], size: int) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="first-minute-"))
     try:
@@ -192,8 +209,14 @@ def session(dmm: list[str], size: int) -> None:
         rows.append(("memory_list", took, tool_result(answer)))
         whole = time.perf_counter() - started
         daemon = daemon_pid(root)
-        memory = (f"RSS: dmm mcp {rss_mb(mcp.proc.pid)}, background process "
+        memory = (f"RSS after the calls: dmm mcp {rss_mb(mcp.proc.pid)}, background process "
                   f"{rss_mb(daemon)}")
+        # and at the end of the first minute, when the model is loaded wherever it loads
+        time.sleep(max(0.0, 60.0 - (time.perf_counter() - started)))
+        daemon = daemon_pid(root)
+        memory += (f"; at 60 s: dmm mcp {rss_mb(mcp.proc.pid)}, background process "
+                   f"{rss_mb(daemon)}, {dmm_processes(root)} dmm processes for the "
+                   "repository")
         mcp.close()
         stop_daemon(root)
         print(f"{size} memories, fresh repository, empty model cache; {load()}")
