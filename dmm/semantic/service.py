@@ -4,10 +4,10 @@ background; and the one answer to "may this query use meaning now?".
 The background process of `dmm/semantic/daemon.py` calls ``enable()`` once (and so do `dmm
 mcp` and `dmm serve` when semantic.background is off; with it on, ``serve`` makes them ask
 that process instead: one model per repository); in any other process ``for_query`` answers
-"no" at once and never loads the model, so a short command pays nothing for it. A store whose index is
-being built is answered by words alone, with a note the pack carries ("ranked by words: the
-semantic index is being built (N of M memories embedded)"); a few changed memories are
-embedded before the answer (well under a second each). No request waits for the index longer
+"no" at once and never loads the model, so a short command pays nothing for it. A store whose
+index is being built is answered by words alone, with a note the pack carries ("ranked by
+words: the semantic index is being built (N of M memories embedded)"); a few changed memories
+are embedded before the answer (well under a second each). No request waits for the index longer
 than its own budget: WAIT_S (DMM_SEMANTIC_WAIT_S), less when the caller asks for less (a hook).
 """
 
@@ -185,8 +185,8 @@ def serve(ws, delay: float = 0.0) -> None:
     """Called by a long-lived process at start (`dmm mcp`, `dmm serve`): rank by meaning from
     now on. With the repository's background process (semantic.background, the default) its
     queries are asked of that process, which holds the model once for every client, and it
-    is started after ``delay`` seconds; otherwise this process builds the store's index itself, in a background
-    thread, after ``delay`` seconds (answering by words meanwhile)."""
+    is started after ``delay`` seconds; otherwise this process builds the store's index
+    itself, in a background thread, after ``delay`` seconds (answering by words meanwhile)."""
     global _delegated
     if ws.config["semantic"]["enabled"] and ws.config["semantic"]["background"] and \
             model.unavailable() is None:
