@@ -34,10 +34,40 @@ def _cache(ws: Workspace) -> Iterator[sqlite3.Connection]:
 def query(ws: Workspace, task: str, *, budget: int | None = None, scopes=(), tags=(),
           exclude_ephemeral: bool = False) -> dict:
     """The Memory Pack for ``task`` (`dmm query --json`)."""
+    return pack(ws, task, budget=budget, scopes=scopes, tags=tags,
+                exclude_ephemeral=exclude_ephemeral)[0]
+
+
+# what a tool call waits for the background process before answering by itself, by words
+ASK_START_S = 1.0  # for it to start (the session's first hook has usually started it)
+ASK_ANSWER_S = 10.0  # for its answer, beyond what it may wait for the index
+
+
+def pack(ws: Workspace, task: str, *, budget: int | None = None, scopes=(), tags=(),
+         exclude_ephemeral: bool = False, for_model: str | None = None
+         ) -> tuple[dict, str | None]:
+    """(the Memory Pack for ``task`` as data, its text for a model when ``for_model``): asked
+    of the repository's background process in a long-lived server that leaves the model to it
+    (semantic/service.serve), else made here."""
+    from dmm.semantic import service
+
+    note = None
+    if service.delegated():
+        from dmm.semantic.client import via_background
+
+        answer, note = via_background(ws, {
+            "op": "query", "task": task, "budget": budget, "scopes": list(scopes or ()),
+            "tags": list(tags or ()), "exclude_ephemeral": exclude_ephemeral,
+            "for_model": for_model, "data": True},
+            start_wait=ASK_START_S, answer_wait=service.wait_s() + ASK_ANSWER_S)
+        if answer is not None and isinstance(answer.get("pack"), dict):
+            return answer["pack"], answer.get("text")
     from dmm.query.run import memory_pack
 
-    return memory_pack(ws, task, budget=budget, scopes=tuple(scopes or ()),
-                       tags=tuple(tags or ()), exclude_ephemeral=exclude_ephemeral).to_dict()
+    made = memory_pack(ws, task, budget=budget, scopes=tuple(scopes or ()),
+                       tags=tuple(tags or ()), exclude_ephemeral=exclude_ephemeral,
+                       for_model=for_model, notes=(note,) if note else ())
+    return made.to_dict(), made.text
 
 
 def show(ws: Workspace, key: str) -> dict:

@@ -46,15 +46,15 @@ def context_for(ws: Workspace, event: str, payload: dict) -> str:
 
 def _context(ws: Workspace, event: str, payload: dict) -> str:
     from dmm.query.run import memory_pack
-    from dmm.render import render
 
     cfg = ws.config["agents"]
+    # the text the agent receives costs what agents.hook_budget says (dmm/query/text.py)
+    budget = int(cfg["hook_budget"])
     if event == "session-start":
         if str(payload.get("source") or "") == "resume":
             return ""  # the resumed conversation holds the baseline already
-        pack = memory_pack(ws, "the baseline memories for a new session",
-                           budget=int(cfg["hook_budget"]))
-        kind, task = "baseline", ""
+        pack = memory_pack(ws, "the baseline memories for a new session", budget=budget,
+                           for_model="baseline")
         if not pack.baseline:
             return ""
     else:
@@ -62,23 +62,17 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
         if not prompt or payload.get("agent_id"):
             return ""  # nothing asked, or a subagent's turn: packs are for a person's prompts
         owed = baseline_owed(ws, payload)
-        # the baseline came once at session start: the whole budget goes to this prompt;
-        # a session whose start did not deliver it gets it here, within the budget
-        budget = int(cfg["hook_budget"]) + (0 if owed else _baseline_tokens(ws))
-        pack = memory_pack(ws, ranking_text(prompt), budget=budget)
-        owed = owed and bool(pack.baseline)
-        if not pack.retrieved and not pack.conflicts and not owed:
+        # the baseline came once at session start: the whole budget goes to this prompt; a
+        # session whose start did not deliver it gets the whole pack here ("query": the
+        # baseline and the retrieved memories), within the same budget
+        pack = memory_pack(ws, ranking_text(prompt), budget=budget,
+                           for_model="query" if owed else "prompt", named=prompt)
+        if not pack.retrieved and not pack.conflicts and not (owed and pack.baseline):
             return ""  # nothing beyond the baseline, which the session already has
-        kind, task = "both" if owed else "retrieved", task_line(prompt)
     if not pack.baseline and not pack.retrieved and any(
             w.startswith("another dmm is updating") for w in pack.warnings):
         return BUSY  # the cache is being rebuilt: nothing to read yet
-    # conflicts are stated as facts from pack.conflicts; the warnings' advice is for people
-    notes = [w for w in pack.warnings if not w.startswith(("no memory matched", "conflicts "))
-             and " among these memories: " not in w]
-    text = render("hook.md.j2", kind=kind, task=task, pack=pack, stats=pack.stats(),
-                  notes=notes)
-    return fit(text, int(cfg["hook_max_chars"]))
+    return fit(pack.text or "", int(cfg["hook_max_chars"]))
 
 
 def baseline_owed(ws: Workspace, payload: dict) -> bool:
@@ -108,7 +102,7 @@ def baseline_from_files(ws: Workspace) -> str:
     today = dt.date.today()
     limit = int(ws.config["store"]["max_file_bytes"])
     files = sorted(store.scan(ws.memory_dir / "baseline").items())[:MAX_FALLBACK_FILES]
-    template = (resource_dir("templates") / "hook.md.j2").stat()
+    template = (resource_dir("templates") / "agent_pack.md.j2").stat()
     key = hashlib.sha256(repr((files, str(today), limit, ws.config["agents"]["hook_max_chars"],
                                __version__, template.st_mtime_ns, template.st_size)
                               ).encode()).hexdigest()
@@ -145,8 +139,8 @@ def _keep_baseline(ws: Workspace, key: str, text: str) -> None:
 
 def _baseline_text(ws: Workspace, names: list[str], today, limit: int) -> str:
     from dmm import store
+    from dmm.query import text as pack_text
     from dmm.query.pack import Pack, PackEntry
-    from dmm.render import render
 
     found = []
     for rel in names:
@@ -156,12 +150,12 @@ def _baseline_text(ws: Workspace, names: list[str], today, limit: int) -> str:
             found.append(PackEntry(memory, "baseline"))
     if not found:
         return ""
-    pack = Pack(task="", budget=0, baseline=found, retrieved=[], excluded=[],
-                excluded_total=0, candidates=0, warnings=[])
     note = ("the memory index was not ready in time: these are the baseline memories read "
             "from their files; the next prompt gets a Memory Pack")
-    text = render("hook.md.j2", kind="baseline", task="", pack=pack, stats=pack.stats(),
-                  notes=[note])
+    pack = Pack(task="", budget=int(ws.config["agents"]["hook_budget"]), baseline=found,
+                retrieved=[], excluded=[], excluded_total=0, candidates=0, warnings=[],
+                notes=[note])
+    text = pack_text.text(pack, "baseline", "")
     return fit(text, int(ws.config["agents"]["hook_max_chars"]))
 
 
@@ -237,21 +231,8 @@ class Fallback:
         return baseline
 
 
-def _baseline_tokens(ws: Workspace) -> int:
-    """Tokens of the baseline memories a pack always carries."""
-    from dmm.query.run import open_cache
-
-    conn, _ = open_cache(ws)  # the cache as it is when another dmm holds it
-    try:
-        row = conn.execute("SELECT coalesce(sum(tokens), 0) FROM memories WHERE scope = "
-                           "'baseline' AND status = 'active'").fetchone()
-    finally:
-        conn.close()
-    return int(row[0])
-
 
 MAX_PROMPT = 10_000  # characters of the prompt that rank the memories
-TASK_CHARS = 120  # the prompt, as the pack names it
 
 
 def ranking_text(prompt: str) -> str:
@@ -272,11 +253,9 @@ def ranking_text(prompt: str) -> str:
 
 def task_line(prompt: str) -> str:
     """The prompt in one short line: its first line, cut at a word."""
-    first = " ".join(prompt.split("\n", 1)[0].split())
-    if len(first) <= TASK_CHARS and "\n" not in prompt.strip():
-        return first.replace('"', "'")
-    cut = first[:TASK_CHARS].rsplit(" ", 1)[0] if len(first) > TASK_CHARS else first
-    return cut.replace('"', "'") + " ..."
+    from dmm.query.text import task_line as line
+
+    return line(prompt)
 
 
 def utf16_length(text: str) -> int:

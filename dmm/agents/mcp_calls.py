@@ -2,8 +2,9 @@
 and the HTTP API (dmm.agents.calls), in shapes sized for a model's context, and an agent's own
 proposals.
 
-- The Memory Pack's excluded memories are summarised (how many, and the first few by name),
-  not listed whole: 10 KB of a 24 KB answer were that list.
+- The Memory Pack reaches the model as compact markdown (dmm/query/text.py) whose whole cost
+  is what the budget says; the same pack as data goes to ``structuredContent``, with its
+  excluded memories summarised (how many, and the first few by name), not listed whole.
 - memory_list returns a page (20 by default) and a cursor for the next.
 - conflicts_check and conflict_flag take ids or paths, and an unknown one is an error.
 - An agent's own proposals are those recorded with its name (``agent:<client>`` from the
@@ -15,7 +16,7 @@ Pure plumbing between the MCP server and the core; no protocol, no printing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from dmm.agents import calls
 from dmm.errors import InvalidInputError, NotFoundError
@@ -26,10 +27,16 @@ PACK_FIELDS = ("memory_id", "path", "title", "scope", "tokens", "relevance_score
                "confidence", "tags", "content")
 
 
+class WithText(NamedTuple):
+    """A result whose text for the model is not its data as JSON."""
+    data: dict
+    text: str
+
+
 def query(ws: Workspace, task: str, budget: int | None = None, scopes=(), tags=(),
-          exclude_ephemeral: bool = False) -> dict:
-    pack = calls.query(ws, task, budget=budget, scopes=scopes, tags=tags,
-                       exclude_ephemeral=exclude_ephemeral)
+          exclude_ephemeral: bool = False) -> WithText:
+    pack, text = calls.pack(ws, task, budget=budget, scopes=scopes, tags=tags,
+                            exclude_ephemeral=exclude_ephemeral, for_model="query")
     excluded = pack.pop("excluded")
     for key in ("baseline", "retrieved"):
         pack[key] = [{k: e[k] for k in PACK_FIELDS if k in e} for e in pack[key]]
@@ -38,7 +45,7 @@ def query(ws: Workspace, task: str, budget: int | None = None, scopes=(), tags=(
         "first": [{"memory_id": e["memory_id"], "path": e["path"], "tokens": e["tokens"]}
                   for e in excluded[:EXCLUDED_SHOWN]],
         "why": "relevant, but over the token budget: raise budget or memory_show one"}
-    return pack
+    return WithText(pack, text or "")
 
 
 def listing(ws: Workspace, limit: int = 20, cursor: str | None = None, **chosen) -> dict:

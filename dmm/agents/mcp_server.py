@@ -8,8 +8,9 @@ nothing else may print to stdout. One workspace per server; every call opens the
 Every call's arguments are checked against the tool's schema and by dmm.agents.inputs before
 any core call. A DmmError becomes a tool error with the CLI's message and hint; an unexpected
 exception becomes a tool error too and never stops the server. A result is both
-``structuredContent`` (validated by clients against the tool's ``outputSchema``) and the same
-JSON, compact, as text for clients that read only text. An unknown memory in
+``structuredContent`` (validated by clients against the tool's ``outputSchema``) and text for
+the model: the Memory Pack as compact markdown (its budget counts that text), any other
+result as the same JSON, compact. An unknown memory in
 ``dmm://memory/{id}`` is a resource-not-found error with dmm's message.
 """
 
@@ -87,6 +88,16 @@ def _check_content(ws: Workspace, content: str, path: str | None) -> dict:
     return calls.check_content(ws, content, path)
 
 
+def tool_result(result: Any) -> dict:
+    """The CallToolResult of a tool's ``result``: its text for the model and its data."""
+    if isinstance(result, mcp_calls.WithText):
+        return {"content": [{"type": "text", "text": result.text}],
+                "structuredContent": json.loads(compact(result.data)), "isError": False}
+    text = compact(result)
+    return {"content": [{"type": "text", "text": text}], "structuredContent": json.loads(text),
+            "isError": False}
+
+
 def run_tool(table: dict[str, Callable[..., Any]], name: str, arguments: dict | None
              ) -> tuple[dict | None, str | None]:
     """(result, None) or (None, the error a tool reports)."""
@@ -139,10 +150,7 @@ def build_server(ws: Workspace, who: Callable[[], str]):
         if error is not None:
             return types.CallToolResult.model_validate(
                 {"content": [{"type": "text", "text": error}], "isError": True})
-        text = compact(result)
-        return types.CallToolResult.model_validate(
-            {"content": [{"type": "text", "text": text}],
-             "structuredContent": json.loads(text), "isError": False})
+        return types.CallToolResult.model_validate(tool_result(result))
 
     async def list_resources(ctx, params):
         return types.ListResourcesResult.model_validate(mcp_tools.resources_list())

@@ -52,8 +52,10 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
         "tags": tags.split(","), "exclude_ephemeral": exclude_ephemeral,
         "all_tags": [t for tag in all_tags for t in tag.split(",")],
         "include_deprecated": include_deprecated, "json": as_json})
+    # the pack says why it is ranked by words (a note an agent reading it sees too); the
+    # note goes to stderr as well where the output is JSON, for the person running it
     if answer is not None:  # the repository's background process, with the model loaded
-        for text in answer.get("notes") or ():
+        for text in (answer.get("notes") or ()) if as_json else ():
             message(f"note: {text}")
         click.echo(answer["out"], nl=False)
         return 0
@@ -63,7 +65,9 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
                        all_tags=tuple(t for tag in all_tags for t in tag.split(",")),
                        exclude_ephemeral=exclude_ephemeral,
                        include_deprecated=include_deprecated)
-    for text in pack.notes or ([note] if note else []):
+    if note and not pack.notes:  # the background process could not answer: why
+        pack.notes.append(note)
+    for text in pack.notes if as_json else ():
         message(f"note: {text}")
     if as_json:
         emit_json(pack.to_dict())

@@ -1,7 +1,8 @@
 """What the CLI, queries and the reviewer ask of conflict detection, in one place.
 
 Keeps conflicts current: when memories changed since the last scan, an incremental scan of
-the changed memories runs first (a full scan when this cache has never scanned).
+the changed memories runs first (a full scan when this cache has never scanned, unless another
+work tree of the clone kept the result for the very same memories: conflicts/shared.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sqlite3
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from dmm.conflicts import auto, store
+from dmm.conflicts import auto, shared, store
 from dmm.conflicts.analyzers import fingerprint
 from dmm.conflicts.model import OPEN, Conflict, ConflictMemory, conflict_id, pair_key
 from dmm.errors import InvalidInputError, NotFoundError
@@ -55,6 +56,8 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
         focus = {m.id for m in read.memories(conn) if m.path in rel}
         kind = "incremental"
     elif not full:
+        if store.scanned_with(conn) != fingerprint(cfg):
+            adopt(ws, conn)
         delta = store.changed_since_scan(conn, fingerprint(cfg))
         if delta is not None:
             focus, kind = delta[0], "incremental"
@@ -71,6 +74,8 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                           progress=progress, second_pass=second,
                           loaded=loaded[1:] if loaded else None)
+            if methods is None:  # the cache is up to date: the other work trees may use it
+                shared.publish(ws, conn, fingerprint(cfg))
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
     result.errors[:0] = notes
@@ -123,8 +128,23 @@ def _generation(conn: sqlite3.Connection) -> str | None:
     return row[0] if row else None
 
 
+def adopt(ws: Workspace, conn: sqlite3.Connection) -> bool:
+    """Take the scan result another work tree kept for exactly this cache's memories (never
+    waiting for another dmm's lock); True when it did."""
+    from dmm.errors import BusyError
+
+    try:
+        with db.write_lock(ws.state_dir):
+            return shared.adopt(ws, conn, fingerprint(ws.config["conflicts"]))
+    except (BusyError, sqlite3.OperationalError):
+        return False
+
+
 def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None:
-    if store.needs_scan(conn, fingerprint(ws.config["conflicts"])):
+    fp = fingerprint(ws.config["conflicts"])
+    if store.needs_scan(conn, fp):
+        if store.scanned_with(conn) != fp and adopt(ws, conn) and not store.needs_scan(conn, fp):
+            return None
         return run_scan(ws, conn)
     return None
 

@@ -160,7 +160,7 @@ def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
     the changed ids also drops the conflicts of memories that went away (store.save), so an
     empty id set can still need a scan."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
-    if row is None or _scanned_with(conn) != fingerprint:
+    if row is None or scanned_with(conn) != fingerprint:
         return None
     try:
         before = marshal.loads(row[0])
@@ -171,7 +171,7 @@ def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
     return changed, bool(set(before) - set(now))
 
 
-def _scanned_with(conn: sqlite3.Connection) -> str | None:
+def scanned_with(conn: sqlite3.Connection) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'scanned_with'").fetchone()
     return row[0] if row else None
 
@@ -185,7 +185,7 @@ def needs_scan(conn: sqlite3.Connection, fingerprint: str) -> bool:
     (a file touched without a change of content needs no scan)."""
     rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
                              "('generation', 'scanned_generation')"))
-    if _scanned_with(conn) != fingerprint:
+    if scanned_with(conn) != fingerprint:
         return True
     if rows and rows.get("generation") == rows.get("scanned_generation"):
         return False

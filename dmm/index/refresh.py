@@ -163,7 +163,7 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
     the state it names is fresh."""
     from dmm.semantic.client import SOCKET
 
-    if not os.path.exists(ws.state_dir / SOCKET):
+    if not os.path.exists(ws.shared_state_dir / SOCKET):
         return None  # the common case costs one stat; the client is not even imported
     from dmm.semantic import client, model
 
@@ -171,7 +171,8 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
         return None
 
     try:
-        answer = client.ask(ws.root, ws.state_dir, {"op": "fresh"}, start_if_absent=False,
+        answer = client.ask(ws.root, ws.shared_state_dir, {"op": "fresh"},
+                            start_if_absent=False,
                             start_wait=0.2, answer_wait=VOUCH_WAIT_S)
     except client.Unavailable:
         return None

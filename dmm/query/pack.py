@@ -2,7 +2,9 @@
 
 Reads only the (fresh) cache. The ranking score of a memory is its relevance to the task,
 scaled by its priority and confidence; packing is greedy by that score, skipping memories that
-no longer fit and listing them as excluded.
+no longer fit and listing them as excluded. A pack for a model (dmm/query/text.py) counts
+against the budget what its text adds around each memory and the pack's own lines too
+(``PackOptions.entry_overhead`` and ``reserve``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ class PackOptions:
     exclude_ephemeral: bool = False
     include_deprecated: bool = False
     today: dt.date = field(default_factory=dt.date.today)
+    # a pack a model reads as text (dmm/query/text.py): what each memory's heading costs, and
+    # the pack's own lines (its warnings are added to it here)
+    entry_overhead: int = 0
+    reserve: int = 0
+    with_baseline: bool = True  # False: the session has it (the prompt hook)
 
 
 @dataclass
@@ -70,7 +77,9 @@ class Pack:
     warnings: list[str]
     conflicts: list = field(default_factory=list)  # open conflicts among the packed memories
     ranking: str = "words"  # "words" (lexical) or "words+meaning" (hybrid, dmm/semantic/)
-    notes: list[str] = field(default_factory=list)  # for the person: why not by meaning
+    notes: list[str] = field(default_factory=list)  # why not by meaning (the pack says it)
+    text: str | None = None  # the pack as a model reads it, when asked for (query/text.py)
+    text_tokens: int | None = None  # and what that costs the model
 
     @property
     def baseline_tokens(self) -> int:
@@ -88,14 +97,15 @@ class Pack:
                 "retrieved_tokens": self.retrieved_tokens, "total_tokens": used,
                 "remaining_tokens": max(0, self.budget - used),
                 "candidates_matched": self.candidates, "excluded_count": self.excluded_total,
-                "ranking": self.ranking}
+                "ranking": self.ranking} | (
+            {} if self.text_tokens is None else {"text_tokens": self.text_tokens})
 
     def to_dict(self) -> dict:
         return {"query": self.task,
                 "baseline": [e.to_dict() for e in self.baseline],
                 "retrieved": [e.to_dict() for e in self.retrieved],
                 "excluded": [e.to_dict(with_content=False) for e in self.excluded],
-                "stats": self.stats(), "warnings": self.warnings,
+                "stats": self.stats(), "warnings": self.warnings, "notes": self.notes,
                 "conflicts": [c.to_dict() for c in self.conflicts]}
 
 
@@ -106,7 +116,8 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     ``semantic`` index (dmm/semantic/index.py), ranked by words and meaning fused; with the
     ``resident`` state of a long-lived process (query/resident.py), ranked from memory."""
     today = opts.today.isoformat()
-    baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in _baseline(conn, today, resident)]
+    baseline = [PackEntry(m, "baseline", 1.0, 1.0) for m in _baseline(conn, today, resident)] \
+        if opts.with_baseline else []
     baseline.sort(key=lambda e: (-e.memory.priority, e.memory.path))
     if resident is not None:
         if resident.warnings is None:
@@ -118,19 +129,25 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     if baseline_tokens > opts.budget:
         warnings.append(f"baseline memories alone use {baseline_tokens} tokens, more than the "
                         f"budget of {opts.budget}: no room is left for retrieved memories")
-    remaining = max(0, opts.budget - baseline_tokens)
+    overhead = opts.entry_overhead
+    remaining = opts.budget - baseline_tokens - overhead * len(baseline)
+    if opts.reserve:
+        from dmm.memory.tokens import count_tokens
+
+        remaining -= opts.reserve + sum(count_tokens(w) + 2 for w in warnings)
+    remaining = max(0, remaining)
 
     where, params = _candidate_filter(opts)
     ranked, evidence = _ranking(conn, task, where, params, query_cfg, semantic, resident)
     # greedy from the head of the ranking: once no memory left is small enough to fit and
     # enough excluded ones are listed, the rest are only counted
-    smallest = ranked.min_tokens() if hasattr(ranked, "min_tokens") else \
-        min((r.tokens for r in ranked), default=0)
+    smallest = overhead + (ranked.min_tokens() if hasattr(ranked, "min_tokens") else
+                           min((r.tokens for r in ranked), default=0))
     retrieved_r, listed = [], []
     for r in ranked:
-        if r.tokens <= remaining:
+        if r.tokens + overhead <= remaining:
             retrieved_r.append(r)
-            remaining -= r.tokens
+            remaining -= r.tokens + overhead
         elif len(listed) < MAX_EXCLUDED_LISTED:
             listed.append(r)
         if remaining < smallest and len(listed) >= MAX_EXCLUDED_LISTED:
@@ -152,21 +169,33 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
         warnings.append("conflicts among these memories were not checked: this cache has "
                         "never been scanned (run `dmm conflicts scan`; the git hooks keep it "
                         "current after that)")
-    elif conflicts_dir is not None and conn.execute("SELECT 1 FROM conflicts LIMIT 1").fetchone():
-        from dmm.conflicts.store import among
-
-        found = among(conn, [e.memory.id for e in baseline + retrieved], conflicts_dir)
+    elif conflicts_dir is not None:
+        found = conflicts_among(conn, [e.memory.id for e in baseline + retrieved],
+                                conflicts_dir)
         if found:
-            warnings.append(f"{count(len(found), 'conflict')} "
-                            f"{'exists' if len(found) == 1 else 'exist'} among these memories: "
-                            + "; ".join(f"{c.conflict_id}: {c.memories[0].memory_id} <> "
-                                        f"{c.memories[1].memory_id} ({c.type})" for c in found)
-                            + ". Check them before relying on either side "
-                              "(`dmm conflicts show ID`)")
+            warnings.append(conflicts_warning(found))
     return Pack(task=task, budget=opts.budget, baseline=baseline, retrieved=retrieved,
                 excluded=excluded, excluded_total=excluded_total, candidates=len(ranked),
                 warnings=warnings, conflicts=found,
                 ranking="words+meaning" if semantic is not None else "words")
+
+
+def conflicts_among(conn: sqlite3.Connection, ids: list[str], conflicts_dir: Path) -> list:
+    """The open conflicts known among the memories ``ids`` (none when nothing was found)."""
+    if not conn.execute("SELECT 1 FROM conflicts LIMIT 1").fetchone():
+        return []
+    from dmm.conflicts.store import among
+
+    return among(conn, ids, conflicts_dir)
+
+
+def conflicts_warning(found: list) -> str:
+    """The warning of a pack that holds both sides of the conflicts ``found``."""
+    return (f"{count(len(found), 'conflict')} {'exists' if len(found) == 1 else 'exist'} "
+            "among these memories: "
+            + "; ".join(f"{c.conflict_id}: {c.memories[0].memory_id} <> "
+                        f"{c.memories[1].memory_id} ({c.type})" for c in found)
+            + ". Check them before relying on either side (`dmm conflicts show ID`)")
 
 
 def _baseline(conn: sqlite3.Connection, today: str, resident) -> list[Memory]:

@@ -46,7 +46,12 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                 scopes: tuple[str, ...] = (), tags: tuple[str, ...] = (),
                 all_tags: tuple[str, ...] = (), exclude_ephemeral: bool = False,
-                include_deprecated: bool = False) -> Pack:
+                include_deprecated: bool = False, for_model: str | None = None,
+                named: str | None = None, notes: tuple[str, ...] = ()) -> Pack:
+    """The Memory Pack for ``task``, logged. ``for_model`` (a kind of dmm/query/text.py:
+    "query", "baseline", "prompt"): the pack also as the text a model reads (``pack.text``),
+    the budget counting that whole text, which names the task as ``named`` (default: the
+    task). ``notes``: why it is ranked by words, when the caller knows (the pack says it)."""
     started = time.perf_counter()
     # bytes that are not UTF-8 (from a file or a shell variable) are replaced, not a crash
     task = task.encode("utf-8", "surrogateescape").decode("utf-8", "replace").strip()
@@ -67,6 +72,21 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         from dmm.semantic import service  # light: the model loads only in long-lived processes
 
         index, note = service.for_query(ws, conn)
+        note = note or next(iter(notes), None)
+        if not stale and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
+                                          ).fetchone():
+            # a linked work tree: another one may have scanned these very memories
+            from dmm.conflicts.service import adopt
+
+            with db.impatient():  # never waits for another dmm's scan
+                adopt(ws, conn)
+        if for_model is not None:
+            from dmm.memory.tokens import count_tokens
+            from dmm.query import text
+
+            opts.entry_overhead = text.ENTRY_OVERHEAD
+            opts.reserve = text.reserve(named or task) + (count_tokens(note) + 2 if note else 0)
+            opts.with_baseline = for_model != "prompt"
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
                               resident=_resident(ws, conn))
@@ -82,11 +102,18 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                 pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
         if note:
             pack.notes.append(note)
+        if stale:
+            pack.warnings.append("another dmm is updating the cache: this pack is from the "
+                                 "cache as it was before")
+        if for_model is not None:
+            from dmm.query import text
+            from dmm.query.pack import conflicts_among
+
+            with db.snapshot(conn):
+                pack.text = text.text(pack, for_model, named or task, lambda ids: (
+                    conflicts_among(conn, ids, ws.conflicts_dir)))
     finally:
         conn.close()
-    if stale:
-        pack.warnings.append("another dmm is updating the cache: this pack is from the cache "
-                             "as it was before")
     if ws.config["usage"]["enabled"]:
         from dmm.usage.log import log_query
 

@@ -1,9 +1,10 @@
 """Ask the repository's background process (``daemon.py``) for a Memory Pack or a hook's
 text, starting it on first use; None when it cannot answer, and the caller answers by words.
 
-The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per work tree, reached
-over the socket ``semantic.sock`` in the work tree's state folder (``<git-dir>/dmm/``, where no
-commit can put a file), which only this user can use (mode 0600, owned by us: a socket anyone
+The pattern of dmypy, eslint_d and git's fsmonitor daemon: one process per clone, serving every
+work tree of it (each request names its work tree), reached over the socket ``semantic.sock``
+in the clone's shared state folder (``<git-common-dir>/dmm/``, where no commit can put a
+file), which only this user can use (mode 0600, owned by us: a socket anyone
 else made is never trusted); it exits when idle, and one started by another
 version of dmm is stopped and replaced. It is started without the agents' markers in its
 environment (it serves people and agents alike). This module imports only the standard
@@ -137,9 +138,11 @@ def start(root: Path, state_dir: Path) -> None:
 
 def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True,
         start_wait: float = START_WAIT_S, answer_wait: float = ANSWER_WAIT_S) -> dict:
-    """The background process's answer to ``request``; raises Unavailable."""
+    """The answer of the background process whose socket is in ``state_dir`` (the clone's
+    shared state folder) to ``request`` about the work tree at ``root``; raises
+    Unavailable."""
     path = socket_path(state_dir)
-    line = json.dumps(dict(request, build=build_id())).encode() + b"\n"
+    line = json.dumps(dict(request, build=build_id(), root=str(root))).encode() + b"\n"
     if len(line) > MAX_REQUEST_BYTES:  # it would stop reading and close: "Broken pipe"
         raise Unavailable(f"the request ({len(line):,} bytes) is more than the background "
                           f"process reads ({MAX_REQUEST_BYTES:,})")
@@ -182,18 +185,18 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
         return None, None
     why = model.unavailable()
     if why:
-        return None, why + ": ranked by words only"
+        return None, "ranked by words: " + why
     from dmm.fsutil import state_folder
 
     try:
-        state_dir = state_folder(ws.state_dir)
+        state_dir = state_folder(ws.shared_state_dir)  # the clone's: one process for all
     except OSError:
         return None, None  # the command itself says what is wrong with the state folder
     try:
         answer = ask(ws.root, state_dir, request, start_wait=start_wait,
                      answer_wait=answer_wait)
     except Unavailable as exc:
-        return None, f"{exc}: ranked by words only"
+        return None, f"ranked by words: {exc}"
     if answer.get("ok"):
         return answer, None
     if isinstance(answer.get("error"), dict):
@@ -206,5 +209,5 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
         except ValueError:
             pass
         raise exc
-    return None, f"{answer.get('why', 'the background process could not answer')}: " \
-                 "ranked by words only"
+    why = answer.get("why", "the background process could not answer")
+    return None, f"ranked by words: {why}"

@@ -1,10 +1,13 @@
 """The per-repository background process: keeps the model and the semantic index loaded and
-answers `dmm query` and the agent hooks over ``semantic.sock`` in the work tree's state folder
-(``<git-dir>/dmm/``, where no commit can put a file or a link).
+answers `dmm query`, the agent hooks, `dmm mcp` and `dmm serve` over ``semantic.sock`` in the
+clone's shared state folder (``<git-common-dir>/dmm/``, where no commit can put a file or a
+link).
 
 Run as ``python -I -m dmm.semantic.daemon REPO`` by ``client.start`` (never by hand; the
-installed dmm, never code from the working tree). One per work tree: it holds an flock on
-``semantic.lock`` there for its whole life, and a second one started meanwhile exits. It
+installed dmm, never code from the working tree). One per clone, whatever work tree started it:
+a request names its work tree (``root``), which must be one of this clone's (each has its own
+cache and index; the model is loaded once, and the vectors are shared by text). It holds an
+flock on ``semantic.lock`` for its whole life, and a second one started meanwhile exits. It
 holds nothing git lacks: every answer is computed from the memory files as the CLI would. It
 exits after ``semantic.idle_minutes`` without a request, when its socket is removed or replaced,
 when the cache folder goes away, and when a client of another dmm version asks it something
@@ -71,7 +74,7 @@ class Daemon:
 
         self.root = root
         self.ws = Workspace(root)
-        self.state_dir = self.ws.state_dir
+        self.state_dir = self.ws.shared_state_dir
         self.build = client.build_id()
         self.last_request = time.monotonic()
         self.server: _Server | None = None
@@ -172,9 +175,13 @@ class Daemon:
             return {"ok": False, "stale": True}
         op = request.get("op")
         try:
-            ws = Workspace(self.root)  # the config as it is now
+            ws = self._work_tree(request.get("root"))  # its config as it is now
+            if ws is None:
+                return {"ok": False, "why": "not a work tree of the repository this background "
+                                            "process serves"}
             if not ws.config["semantic"]["enabled"]:
-                self.stop()
+                if ws.root == self.root:
+                    self.stop()
                 return {"ok": False, "why": "the semantic layer was turned off"}
             if op == "hello":
                 return {"ok": True, "pid": os.getpid(), "build": self.build}
@@ -194,6 +201,20 @@ class Daemon:
         except Exception as exc:  # noqa: BLE001 - the client answers by itself instead
             return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
 
+    def _work_tree(self, root):
+        """The work tree a request names (this process's own when it names none), when it is
+        one of this clone's; else None (its state, caches and socket are another clone's)."""
+        from dmm.workspace import Workspace
+
+        if root is None or str(root) == str(self.root):
+            return Workspace(self.root)
+        try:
+            ws = Workspace(Path(str(root)).resolve())
+            same = ws.shared_state_dir.resolve() == self.state_dir.resolve()
+        except Exception:  # noqa: BLE001 - not a repository, a broken one: not ours
+            return None
+        return ws if same else None
+
     @staticmethod
     def _fresh(ws) -> dict:
         """Make the cache fresh (by the watch: no walk when nothing changed) and say which
@@ -212,16 +233,23 @@ class Daemon:
         from dmm.render import render, to_json
         from dmm.semantic import service
 
-        token = service.WAIT.set(float(r.get("wait", service.WAIT_S)))
+        wait = r.get("wait")
+        token = service.WAIT.set(None if wait is None else float(wait))
         try:
+            kind = r.get("for_model")
             pack = memory_pack(ws, str(r["task"]), budget=r.get("budget"),
                                scopes=tuple(r.get("scopes") or ()),
                                tags=tuple(r.get("tags") or ()),
                                all_tags=tuple(r.get("all_tags") or ()),
                                exclude_ephemeral=bool(r.get("exclude_ephemeral")),
-                               include_deprecated=bool(r.get("include_deprecated")))
+                               include_deprecated=bool(r.get("include_deprecated")),
+                               for_model=kind if kind in ("query", "baseline", "prompt")
+                               else None)
         finally:
             service.WAIT.reset(token)
+        if r.get("data"):  # `dmm mcp`, `dmm serve`: the pack as data, and its text
+            return {"ok": True, "pack": json.loads(to_json(pack.to_dict())),
+                    "text": pack.text, "notes": pack.notes}
         out = (to_json(pack.to_dict()) if r.get("json")
                else render("pack.md.j2", pack=pack, stats=pack.stats()))
         return {"ok": True, "out": out, "notes": pack.notes}

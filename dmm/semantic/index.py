@@ -76,11 +76,20 @@ class SemanticIndex:
         self._counts = None  # and how many passages it has
         self._means = None  # a large store: each memory's mean passage, normalised
         self.pending: int | None = 0  # memories still to embed (None: not yet known)
+        self.total: int | None = None  # memories of the store at the sync under way
         self.ready = False  # every memory of the last sync has vectors
         self.generation: str | None = None
         self.last_sync_s = 0.0
 
     # -- building ---------------------------------------------------------------------------
+
+    def progress(self) -> tuple[int, int | None]:
+        """(memories with vectors, memories of the store) of the sync under way; the total is
+        None while it is not known yet."""
+        pending, total = self.pending, self.total
+        if pending is None or total is None:
+            return 0, None
+        return max(0, total - pending), total
 
     def sync(self, conn: sqlite3.Connection, progress: Progress | None = None) -> int:
         """Embed what changed in the memory cache ``conn`` since the last sync; returns the
@@ -92,7 +101,7 @@ class SemanticIndex:
             generation = row[0] if row else ""
             if self.ready and generation == self.generation:
                 return 0
-            self.pending = None
+            self.pending, self.total = None, None
             texts: dict[str, tuple[str, str]] = {}
             model_id = model.model_id()  # the model whose vectors these are
             with db.snapshot(conn):  # doc numbers and texts from one state of the cache
@@ -129,6 +138,7 @@ class SemanticIndex:
         np = model.numpy()
 
         missing = sorted({k for k in docs.values() if k not in self._vecs})
+        self.total = len(docs)
         if not missing:
             self.pending = 0
             return 0

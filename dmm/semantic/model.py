@@ -382,6 +382,11 @@ class Model:
         return out
 
 
+def loaded() -> bool:
+    """Whether this process has its model loaded already."""
+    return _MODEL is not None
+
+
 def load(threads: int = 1) -> Model:
     """The process's model, loaded once (raises ModelUnavailable with the reason)."""
     global _MODEL

@@ -1,11 +1,14 @@
 """The semantic index of each store a long-lived process serves, kept up to date in the
 background; and the one answer to "may this query use meaning now?".
 
-Long-lived processes (the background process of `dmm/semantic/daemon.py`, `dmm mcp`,
-`dmm serve`) call ``enable()`` once; in any other process ``for_query`` answers "no" at once
-and never loads the model, so a short command pays nothing for it. A store whose index is
-being built is answered by words alone, with one note saying so; a few changed memories are
-embedded before the answer (well under a second each).
+The background process of `dmm/semantic/daemon.py` calls ``enable()`` once (and so do `dmm
+mcp` and `dmm serve` when semantic.background is off; with it on, ``serve`` makes them ask
+that process instead: one model per repository); in any other process ``for_query`` answers
+"no" at once and never loads the model, so a short command pays nothing for it. A store whose
+index is being built is answered by words alone, with a note the pack carries ("ranked by
+words: the semantic index is being built (N of M memories embedded)"); a few changed memories
+are embedded before the answer (well under a second each). No request waits for the index longer
+than its own budget: WAIT_S (DMM_SEMANTIC_WAIT_S), less when the caller asks for less (a hook).
 """
 
 from __future__ import annotations
@@ -20,14 +23,19 @@ from pathlib import Path
 from dmm.semantic import model
 from dmm.semantic.index import SemanticIndex
 
-# A build this small is waited for (a changed memory, a new small store); a larger one is
-# answered by words meanwhile.
+# A build this small is waited for (a changed memory, a new small store), within the
+# request's budget; a larger one is answered by words meanwhile.
 WAIT_FOR_MEMORIES = 150
-WAIT_S = 20.0
-# How long this request may wait for such a build (a hook waits less than `dmm query`).
-WAIT: contextvars.ContextVar[float] = contextvars.ContextVar("wait", default=WAIT_S)
+# The longest any request waits for the index (a first query once waited 20 s, silently, for
+# the model to load): a person or an agent gets words now rather than meaning later.
+WAIT_S = 1.0
+WAIT_ENV = "DMM_SEMANTIC_WAIT_S"  # seconds instead (a slow machine; tests that need meaning)
+# What this request asks for, if less (a hook waits a quarter of its deadline).
+WAIT: contextvars.ContextVar[float | None] = contextvars.ContextVar("wait", default=None)
+BY_WORDS = "ranked by words: "
 
 _enabled = False
+_delegated = False  # queries go to the repository's background process (``serve``)
 _lock = threading.Lock()
 # keyed by _key(ws)
 _indexes: dict[tuple, SemanticIndex] = {}
@@ -47,6 +55,20 @@ def enable() -> None:
 
 def enabled() -> bool:
     return _enabled
+
+
+def delegated() -> bool:
+    """Whether this process asks the repository's background process for its packs."""
+    return _delegated
+
+
+def _wake(ws, delay: float) -> None:
+    """Start the background process after ``delay`` seconds, so that it loads the model and
+    builds the index before the first query (its answer is not needed)."""
+    from dmm.semantic import client
+
+    time.sleep(delay)
+    client.via_background(ws, {"op": "hello"})
 
 
 def _key(ws) -> tuple[Path, Path | None]:
@@ -73,6 +95,9 @@ def start_sync(ws) -> threading.Thread | None:
             return running
         thread = threading.Thread(target=_sync, args=(ws, key), daemon=True,
                                   name="dmm-semantic-sync")
+        index = _indexes.get(key)
+        if index is not None and not index.ready:
+            index.pending = None  # not known until the thread has looked
         _threads[key] = thread
         thread.start()
         return thread
@@ -94,46 +119,85 @@ def _sync(ws, key: tuple) -> None:
         _failed[key] = f"the semantic index could not be built ({type(exc).__name__}: {exc})"
 
 
+def wait_s() -> float:
+    """How long this request may wait for the index: WAIT_S (or DMM_SEMANTIC_WAIT_S), or
+    what the request asked for if less."""
+    try:
+        limit = max(0.0, float(os.environ.get(WAIT_ENV) or WAIT_S))
+    except ValueError:
+        limit = WAIT_S
+    asked = WAIT.get()
+    return limit if asked is None else min(limit, max(0.0, asked))
+
+
+def building(index: SemanticIndex) -> str:
+    """The note of a pack ranked by words while ``index`` is being built."""
+    done, total = index.progress()
+    if total is None:
+        return BY_WORDS + "the semantic index is being built (the model is loading)"
+    return (BY_WORDS + f"the semantic index is being built ({done:,} of {total:,} memories "
+            "embedded)")
+
+
+def _large(conn: sqlite3.Connection) -> bool:
+    """More memories than a build that is waited for (the first build embeds them all)."""
+    return conn.execute("SELECT count(*) FROM memories").fetchone()[0] > WAIT_FOR_MEMORIES
+
+
 def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str | None]:
-    """The index to rank with now, or None and the note that says why not."""
-    if not _enabled:
+    """The index to rank with now, or None and the note that says why not (None when the
+    person turned the layer off: nothing worth saying in every pack)."""
+    if not _enabled or not ws.config["semantic"]["enabled"] or model.switched_off():
         return None, None
-    if not ws.config["semantic"]["enabled"]:
-        return None, "the semantic layer is off (semantic.enabled = false): ranked by words"
     why = model.unavailable()
     if why:
-        return None, why + ": ranked by words only"
+        return None, BY_WORDS + why
     key = _key(ws)
     index = _index(key)
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     if index.ready and index.generation == (row[0] if row else ""):
         return index, None
     generation = row[0] if row else ""
-    deadline = time.monotonic() + WAIT.get()
+    deadline = time.monotonic() + wait_s()
     for _attempt in range(2):
         thread = start_sync(ws)
         while thread is not None and thread.is_alive() and time.monotonic() < deadline:
-            if index.pending is not None and index.pending > WAIT_FOR_MEMORIES:
+            pending = index.pending
+            if pending is not None and pending > WAIT_FOR_MEMORIES:
                 break  # a long build: answer by words now, with a note
+            if pending is None and not model.loaded() and _large(conn):
+                break  # the model is loading for a store it will take long to embed
             thread.join(0.05)
         if key in _failed:
-            return None, _failed[key] + ": ranked by words only"
+            return None, BY_WORDS + _failed[key]
         if thread is not None and thread.is_alive():
-            return None, (f"the semantic index is being built ({index.pending} memories to "
-                          "go): ranked by words only until it is ready")
+            return None, building(index)
         # another process may have refreshed the cache while the build ran: once more,
         # cheaply (what was embedded is kept); the index is keyed by path, so a state a
         # little newer than this query's is as good
         if index.generation == generation or time.monotonic() >= deadline:
             break
-    return (index, None) if index.ready else (None, "the semantic index is not ready: "
-                                              "ranked by words only")
+    return (index, None) if index.ready else (None, BY_WORDS + "the semantic index is not "
+                                              "ready")
 
 
 def serve(ws, delay: float = 0.0) -> None:
-    """Called by a long-lived process at start: rank by meaning from now on, and start
-    building the store's index in the background, after ``delay`` seconds (the process
-    answers by words meanwhile)."""
+    """Called by a long-lived process at start (`dmm mcp`, `dmm serve`): rank by meaning from
+    now on. With the repository's background process (semantic.background, the default) its
+    queries are asked of that process, which holds the model once for every client, and it
+    is started after ``delay`` seconds; otherwise this process builds the store's index
+    itself, in a background thread, after ``delay`` seconds (answering by words meanwhile)."""
+    global _delegated
+    if ws.config["semantic"]["enabled"] and ws.config["semantic"]["background"] and \
+            model.unavailable() is None:
+        from dmm.index import watch
+
+        watch.enable()  # it still serves its other tools from its own cache, without walks
+        _delegated = True
+        thread = threading.Thread(target=_wake, args=(ws, delay), daemon=True,
+                                  name="dmm-wake")
+        thread.start()
+        return
     enable()
     if ws.config["semantic"]["enabled"] and model.unavailable() is None:
         if delay:

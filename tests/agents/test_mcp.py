@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
@@ -29,8 +30,10 @@ def session(repo, calls):
     from mcp.client.stdio import StdioServerParameters
 
     async def main():
+        # the tests' environment (the semantic layer off: tests/semantic/ test it, and the
+        # background process a server asks would outlive the test)
         params = StdioServerParameters(command=sys.executable, args=["-m", "dmm", "mcp"],
-                                       cwd=str(repo.root))
+                                       cwd=str(repo.root), env=dict(os.environ))
         async with Client(params) as client:
             return await calls(client)
 
@@ -38,7 +41,11 @@ def session(repo, calls):
 
 
 def data(result) -> dict:
+    """A tool's data: its structuredContent (memory_query's text is markdown for the model;
+    every other tool's text is the same data as JSON)."""
     assert not result.is_error, result.content[0].text
+    if result.structured_content is not None:
+        return result.structured_content
     return json.loads(result.content[0].text)
 
 

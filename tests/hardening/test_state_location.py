@@ -173,7 +173,8 @@ def _semantic_env(monkeypatch) -> dict:
     monkeypatch.setenv("DMM_SEMANTIC", "on")
     if model.unavailable() is not None:
         return {}
-    return {"DMM_SEMANTIC": "on", "DMM_SEMANTIC_INT8": "off"}
+    # the first query waits for the index (a test of where it lives, not of how long)
+    return {"DMM_SEMANTIC": "on", "DMM_SEMANTIC_INT8": "off", "DMM_SEMANTIC_WAIT_S": "60"}
 
 
 def test_committed_links_at_the_old_lock_and_log_places_are_never_written(tmp_path,
@@ -213,7 +214,8 @@ def _stop_background(root: Path) -> None:
     from dmm.semantic import client
 
     try:
-        client.ask(root, Workspace(root).state_dir, {"op": "stop"}, start_if_absent=False)
+        client.ask(root, Workspace(root).shared_state_dir, {"op": "stop"},
+                   start_if_absent=False)
     except client.Unavailable:
         pass
 
@@ -395,25 +397,56 @@ def test_a_temporary_file_named_in_advance_is_never_written_through_a_link(tmp_p
 
 
 @pytest.mark.slow
-def test_the_background_process_serves_a_work_tree_whose_git_folder_is_deep(repo, tmp_path,
-                                                                            monkeypatch):
-    """A linked work tree's socket is <git-common-dir>/worktrees/<name>/dmm/semantic.sock:
-    past the kernel's 108 bytes for a long name, still bound and reached."""
+def test_one_background_process_serves_every_work_tree_even_from_a_deep_folder(tmp_path,
+                                                                               monkeypatch):
+    """The clone's process (its socket <git-common-dir>/dmm/semantic.sock, past the kernel's
+    108 bytes under a deep folder, still bound and reached) serves its linked work trees too,
+    each from its own memories: one model per repository, not one per work tree."""
+    from dmm.scaffold import init
+    from tests.semantic.conftest import daemon_pid
+
     env = _semantic_env(monkeypatch)
     if not env:
         pytest.skip(model.unavailable())
-    repo.add("project/build.md", GOOD_ID, "Builds use make", "Run make build from the root.")
-    git(repo.root, "add", "-A")
-    git(repo.root, "commit", "-qm", "store")
-    tree = tmp_path / ("agent-work-tree-" + "x" * 90)
-    git(repo.root, "worktree", "add", "-q", "-b", "deep", str(tree))
+    root = tmp_path / ("deep-clone-" + "x" * 90)
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    init(Workspace(root))
+    main = Repo(root)
+    main.add("project/build.md", GOOD_ID, "Builds use make", "Run make build from the root.")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "store")
+    tree = tmp_path / "agent"
+    git(root, "worktree", "add", "-q", "-b", "agent", str(tree))
     side = Repo(tree)
-    sock = Workspace(tree).state_dir / "semantic.sock"
+    side.add("project/deploy.md", "mem_2026_01_02_777", "Deploys go through the pipeline",
+             "Ship a release by merging to main; the pipeline deploys it.")
+    sock = Workspace(tree).shared_state_dir / "semantic.sock"
     assert len(os.fsencode(sock)) > 108
     try:
-        pack = json.loads(side.dmm("query", "how do I build", "--json", env=env).stdout)
-        assert pack["stats"]["ranking"] == "words+meaning", pack
-        assert sock.exists()
+        ours = json.loads(side.dmm("query", "how do I ship a release", "--json",
+                                   env=env).stdout)
+        assert ours["stats"]["ranking"] == "words+meaning", ours
+        assert ours["retrieved"][0]["path"] == "project/deploy.md"
+        assert sock.exists() and not (Workspace(tree).state_dir / "semantic.sock").exists()
+        pid = daemon_pid(tree)
+        theirs = json.loads(main.dmm("query", "how do I ship a release", "--json",
+                                     env=env).stdout)
+        assert theirs["stats"]["ranking"] == "words+meaning", theirs
+        assert "project/deploy.md" not in json.dumps(theirs)  # the main work tree's memories
+        assert daemon_pid(root) == pid  # one process for both
+        # a request naming a work tree of another repository is refused: its caches, state
+        # and memories are not this process's to read or write
+        from dmm.semantic import client
+
+        other = tmp_path / "other"
+        other.mkdir()
+        git(other, "init", "-q")
+        init(Workspace(other))
+        answer = client.ask(other, Workspace(root).shared_state_dir, {"op": "fresh"},
+                            start_if_absent=False)
+        assert not answer["ok"] and "not a work tree" in answer["why"], answer
+        assert not (Workspace(other).state_dir / "cache.sqlite3").exists()
     finally:
         _stop_background(tree)
 

@@ -147,7 +147,7 @@ def test_invalid_files_and_duplicate_ids_are_warned_about(store):
 def test_json_shape(store):
     data = pack_for(store, "database migrations").to_dict()
     assert set(data) == {"query", "baseline", "retrieved", "excluded", "stats", "warnings",
-                         "conflicts"}
+                         "notes", "conflicts"}
     entry = data["retrieved"][0]
     for key in ("memory_id", "path", "title", "scope", "tokens", "relevance_score", "source"):
         assert key in entry

@@ -20,7 +20,7 @@ ON = {"DMM_SEMANTIC": "on"}
 def daemon_pid(root: Path) -> int | None:
     """The pid of the background process serving ``root``, asked over its socket."""
     try:
-        answer = client.ask(root, Workspace(root).state_dir, {"op": "hello"},
+        answer = client.ask(root, Workspace(root).shared_state_dir, {"op": "hello"},
                             start_if_absent=False)
     except client.Unavailable:
         return None
@@ -56,8 +56,11 @@ def model_cache(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def semantic_on(monkeypatch):
-    """The layer is on in these tests (tests/conftest.py turns it off everywhere else)."""
+    """The layer is on in these tests (tests/conftest.py turns it off everywhere else), and a
+    query waits for the index as long as it takes: these tests check what meaning ranks (the
+    budget of a query's wait has its own, test_wait.py)."""
     monkeypatch.setenv("DMM_SEMANTIC", "on")
+    monkeypatch.setenv("DMM_SEMANTIC_WAIT_S", "60")
 
 
 @pytest.fixture
