@@ -321,3 +321,29 @@ def test_a_quote_must_be_words_of_the_memory():
     assert not quoted("never with spaces ... Always indent", m)  # out of order
     assert not quoted("always indent with four spaces", m)  # not its words
     assert not quoted("tabs", m)  # too short to rest a verdict on
+
+
+def test_a_verdict_keeps_only_conflicts_whose_clauses_are_both_quoted():
+    from dmm.conflicts.analyzers.rule_extraction import check
+    from dmm.memory.model import Memory
+
+    def memory(mid, body):
+        return Memory(id=mid, path=f"project/{mid}.md", title=mid, tags=[], scope="project",
+                      priority=0.5, confidence="active", status="active", body=body)
+
+    tabs = memory("a", "# Tabs\n\nAlways indent Python with tabs.\n")
+    spaces = memory("b", "# Spaces\n\nIndent Python with four spaces, never tabs.\n")
+
+    def answer(*conflicts):
+        return {"memory1_rules": [], "memory2_rules": [], "overall_conflict": True,
+                "confidence": 0.9, "explanation": "x", "conflicts": [
+                    {"rule1": "r1", "rule2": "r2", "quote1": q1, "quote2": q2,
+                     "contradiction": "c", "severity": "high"} for q1, q2 in conflicts]}
+
+    right = ("Always indent Python with tabs", "four spaces, never tabs")
+    kept = check(answer(right), tabs, spaces, "m")
+    assert kept["conflict"] and kept["rules"][0]["quote1"] == right[0]
+    swapped = check(answer(right[::-1]), tabs, spaces, "m")  # the clauses the other way
+    assert swapped["conflict"] and swapped["rules"][0]["quote1"] == right[0]
+    made_up = check(answer((right[0], "use eight spaces")), tabs, spaces, "m")
+    assert not made_up["conflict"] and made_up["unverified"] and made_up["dropped_quotes"] == 1

@@ -186,6 +186,11 @@ def check(data: dict, first: Memory, second: Memory, model: str) -> dict:
     rules = []
     unverified = 0
     for c in data["conflicts"]:
+        if quoted(c["quote2"], first) and quoted(c["quote1"], second) and not (
+                quoted(c["quote1"], first) and quoted(c["quote2"], second)):
+            # the two memories' clauses given the other way round: the same finding
+            c = {**c, "rule1": c["rule2"], "rule2": c["rule1"], "quote1": c["quote2"],
+                 "quote2": c["quote1"]}
         if quoted(c["quote1"], first) and quoted(c["quote2"], second):
             rules.append({"rule1": clean(c["rule1"]), "rule2": clean(c["rule2"]),
                           "quote1": clean(c["quote1"]), "quote2": clean(c["quote2"]),
