@@ -347,3 +347,23 @@ def test_a_verdict_keeps_only_conflicts_whose_clauses_are_both_quoted():
     assert swapped["conflict"] and swapped["rules"][0]["quote1"] == right[0]
     made_up = check(answer((right[0], "use eight spaces")), tabs, spaces, "m")
     assert not made_up["conflict"] and made_up["unverified"] and made_up["dropped_quotes"] == 1
+
+
+def test_an_interrupted_scan_keeps_the_verdicts_it_paid_for(store, monkeypatch):
+    from dmm.judge.client import Judge
+
+    set_judge(store.root)
+    real, calls = Judge.ask, []
+
+    def ask_then_interrupt(self, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C while the second pair is with the model
+        return real(self, **kw)
+
+    monkeypatch.setattr(Judge, "ask", ask_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        scan(store, full=True, rule_extraction=True)
+    monkeypatch.setattr(Judge, "ask", real)
+    again = scan(store, full=True, rule_extraction=True)
+    assert again.judge["cached"] == 1 and again.judge["sent"] == again.judge["candidates"] - 1
