@@ -133,12 +133,13 @@ def _fenced(text: str) -> str:
 
 
 def _line(memory) -> str:
-    """A line of the memory to quote: its first of at least 8 characters."""
+    """Words of the memory to quote: the first 20 of its first line of at least 8
+    characters (a quote is checked on whole words)."""
     for line in memory.body.splitlines():
         line = line.strip(" #*-`>")
         if len(line) >= 8:
-            return line[:120]
-    return memory.body.strip()[:120]
+            return " ".join(line.split()[:20])
+    return " ".join(memory.body.split()[:20])
 
 
 def register_oracle() -> None:

@@ -125,6 +125,20 @@ def test_a_confirmed_contradiction_gains_confidence_and_a_denied_one_loses_half(
     assert denied["detection_method"] != "rule_extraction"  # the rules' finding leads
 
 
+def test_a_verdict_moves_the_confidence_as_documented():
+    from dmm.conflicts.merger import judged
+    from dmm.conflicts.model import Candidate
+
+    yes = Candidate("a", "b", "rule_extraction", "contradictory", 0.8, "")
+    no = Candidate("a", "b", "rule_extraction", "", 0.8, "")
+    assert judged(0.5, "contradictory", yes, True) == pytest.approx(0.9)  # 1 - 0.5 * 0.2
+    assert judged(0.0, "contradictory", yes, False) == pytest.approx(0.8)  # the judge alone
+    assert judged(0.6, "contradictory", no, True) == pytest.approx(0.36)  # 0.6 * (1 - 0.4)
+    assert judged(0.6, "scope_overlap", no, True) == pytest.approx(0.36)
+    assert judged(0.6, "duplicate", no, True) == 0.6  # not what the judge is asked
+    assert judged(0.6, "stale", None, True) == 0.6
+
+
 def test_a_verdict_quoting_clauses_the_memories_lack_is_dropped(store):
     set_judge(store.root, model="standin-invent")
     result = scan(store, full=True, rule_extraction=True)
@@ -293,3 +307,63 @@ def test_a_judge_the_repository_turns_on_sends_nothing_until_this_clone_allows_i
     git(store.root, "config", "dmm.judge", "standin")
     allowed = json.loads(store.dmm("conflicts", "scan", "--full", "--json", env=env).stdout)
     assert allowed["judge"]["sent"] >= 1
+
+
+def test_a_quote_must_be_words_of_the_memory():
+    from dmm.conflicts.analyzers.rule_extraction import quoted
+    from dmm.memory.model import Memory
+
+    m = Memory(id="m", path="project/m.md", title="Tabs", tags=[], scope="project",
+               priority=0.5, confidence="active", status="active",
+               body="# Tabs\n\nAlways **indent** with `tabs`,\nnever with spaces.\n")
+    assert quoted("always indent with tabs, never with spaces", m)  # markup, case, lines
+    assert quoted("Always indent ... never with spaces", m)  # parts, in order
+    assert not quoted("never with spaces ... Always indent", m)  # out of order
+    assert not quoted("always indent with four spaces", m)  # not its words
+    assert not quoted("tabs", m)  # too short to rest a verdict on
+
+
+def test_a_verdict_keeps_only_conflicts_whose_clauses_are_both_quoted():
+    from dmm.conflicts.analyzers.rule_extraction import check
+    from dmm.memory.model import Memory
+
+    def memory(mid, body):
+        return Memory(id=mid, path=f"project/{mid}.md", title=mid, tags=[], scope="project",
+                      priority=0.5, confidence="active", status="active", body=body)
+
+    tabs = memory("a", "# Tabs\n\nAlways indent Python with tabs.\n")
+    spaces = memory("b", "# Spaces\n\nIndent Python with four spaces, never tabs.\n")
+
+    def answer(*conflicts):
+        return {"memory1_rules": [], "memory2_rules": [], "overall_conflict": True,
+                "confidence": 0.9, "explanation": "x", "conflicts": [
+                    {"rule1": "r1", "rule2": "r2", "quote1": q1, "quote2": q2,
+                     "contradiction": "c", "severity": "high"} for q1, q2 in conflicts]}
+
+    right = ("Always indent Python with tabs", "four spaces, never tabs")
+    kept = check(answer(right), tabs, spaces, "m")
+    assert kept["conflict"] and kept["rules"][0]["quote1"] == right[0]
+    swapped = check(answer(right[::-1]), tabs, spaces, "m")  # the clauses the other way
+    assert swapped["conflict"] and swapped["rules"][0]["quote1"] == right[0]
+    made_up = check(answer((right[0], "use eight spaces")), tabs, spaces, "m")
+    assert not made_up["conflict"] and made_up["unverified"] and made_up["dropped_quotes"] == 1
+
+
+def test_an_interrupted_scan_keeps_the_verdicts_it_paid_for(store, monkeypatch):
+    from dmm.judge.client import Judge
+
+    set_judge(store.root)
+    real, calls = Judge.ask, []
+
+    def ask_then_interrupt(self, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C while the second pair is with the model
+        return real(self, **kw)
+
+    monkeypatch.setattr(Judge, "ask", ask_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        scan(store, full=True, rule_extraction=True)
+    monkeypatch.setattr(Judge, "ask", real)
+    again = scan(store, full=True, rule_extraction=True)
+    assert again.judge["cached"] == 1 and again.judge["sent"] == again.judge["candidates"] - 1

@@ -144,31 +144,31 @@ def estimate_tokens(first: Memory, second: Memory) -> int:
 
 # ------------------------------------------------------------------ checking a verdict
 
-_MARKUP = re.compile(r"[`*_>#|\[\]]+")
+_WORDS = re.compile(r"[^\W_]+")
 _ELLIPSIS = re.compile(r"\.\.\.|…")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _normal(text: str) -> str:
-    text = _MARKUP.sub(" ", text.casefold().replace("’", "'").replace("“", '"')
-                       .replace("”", '"'))
-    return " ".join(text.split())
+    """The words of ``text``, lower case, one space apart: markdown, punctuation and line
+    breaks are not what a quote is checked on."""
+    return " ".join(_WORDS.findall(text.casefold()))
 
 
 def quoted(quote: str, memory: Memory) -> bool:
-    """Whether ``quote`` is words of ``memory`` (case, spacing and markdown aside; "..."
-    joins parts that must each be there, in order)."""
-    haystack = _normal(memory.body)
-    parts = [_normal(p).strip(" .,;:'\"") for p in _ELLIPSIS.split(quote)]
-    parts = [p for p in parts if p]
-    if not parts or sum(len(p) for p in parts) < MIN_QUOTE_CHARS:
+    """Whether ``quote`` is words of ``memory``, in its order (case, punctuation, spacing and
+    markdown aside; "..." joins parts that must each be there, in order)."""
+    haystack = f" {_normal(memory.body)} "
+    parts = [f" {_normal(p)} " for p in _ELLIPSIS.split(quote)]
+    parts = [p for p in parts if p.strip()]
+    if not parts or sum(len(p.strip()) for p in parts) < MIN_QUOTE_CHARS:
         return False
     at = 0
     for part in parts:
         at = haystack.find(part, at)
         if at < 0:
             return False
-        at += len(part)
+        at += len(part) - 1  # the next part may start at this one's closing space
     return True
 
 
@@ -186,6 +186,11 @@ def check(data: dict, first: Memory, second: Memory, model: str) -> dict:
     rules = []
     unverified = 0
     for c in data["conflicts"]:
+        if quoted(c["quote2"], first) and quoted(c["quote1"], second) and not (
+                quoted(c["quote1"], first) and quoted(c["quote2"], second)):
+            # the two memories' clauses given the other way round: the same finding
+            c = {**c, "rule1": c["rule2"], "rule2": c["rule1"], "quote1": c["quote2"],
+                 "quote2": c["quote1"]}
         if quoted(c["quote1"], first) and quoted(c["quote2"], second):
             rules.append({"rule1": clean(c["rule1"]), "rule2": clean(c["rule2"]),
                           "quote1": clean(c["quote1"]), "quote2": clean(c["quote2"]),
