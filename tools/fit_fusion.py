@@ -37,25 +37,37 @@ from dmm.semantic.index import SemanticIndex  # noqa: E402
 from dmm.workspace import Workspace  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval"
-OWN = [ROOT / "tests/benchmarks/data/paraphrase_quayside.json",
-       ROOT / "tests/benchmarks/data/paraphrase_gostyle.json"]
+DATA = ROOT / "tests/benchmarks/data"
+OWN = [DATA / "paraphrase_quayside.json", DATA / "paraphrase_gostyle.json",
+       DATA / "paraphrase_wordtrap_mixed.json", DATA / "paraphrase_gdsway.json",
+       DATA / "paraphrase_copilot.json"]
 SHARED = EVAL / "retrieval/dev_fieldnote.json"
 GRID = {"weight": [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0],
         "floor": [0.0, 0.1, 0.15, 0.2, 0.25, 0.3],
         "ceiling": [0.55, 0.65, 0.75, 0.9, 1.0]}
 
 
-def load_set(path: Path) -> tuple[Path, list[dict]]:
+def load_set(path: Path) -> tuple[list[Path], list[dict]]:
+    """The memory folders of a set (its "store": one folder or a list, merged into one store)
+    and its tasks."""
     data = json.loads(path.read_text())
-    store = Path(data["store"])
-    if not store.is_absolute():
-        store = (EVAL / store) if (EVAL / store).exists() else (EVAL.parent / store)
-        if not store.exists():
-            store = EVAL / data["store"].removeprefix("eval/")
-    return store, data["queries"]
+    names = data["store"] if isinstance(data["store"], list) else [data["store"]]
+    return [_store_path(path, name) for name in names], data["queries"]
 
 
-def evidence(store: Path, queries: list[dict]) -> list[dict]:
+def _store_path(path: Path, name: str) -> Path:
+    store = Path(name)
+    if store.is_absolute():
+        return store
+    if (path.parent / store).exists():
+        return path.parent / store  # a store that ships beside its set (wordtrap)
+    store = (EVAL / store) if (EVAL / store).exists() else (EVAL.parent / store)
+    if not store.exists():
+        store = EVAL / name.removeprefix("eval/")
+    return store
+
+
+def evidence(stores: list[Path], queries: list[dict]) -> list[dict]:
     """Per task: {doc: (lexical, cosine, factor, memory id)} and what it expects."""
     tmp = Path(tempfile.mkdtemp(prefix="dmm_fusion_"))
     try:
@@ -64,7 +76,8 @@ def evidence(store: Path, queries: list[dict]) -> list[dict]:
         memdir = tmp / ".dmm" / "memory"
         for old in memdir.rglob("*.md"):
             old.unlink()
-        shutil.copytree(store, memdir, dirs_exist_ok=True)
+        for store in stores:  # merged: the folders name scopes, so they keep their place
+            shutil.copytree(store, memdir, dirs_exist_ok=True)
         ws = Workspace(tmp)
         conn, _ = open_fresh(ws)
         cfg = ws.config["query"]
