@@ -250,8 +250,8 @@ def main() -> int:
     args = ap.parse_args()
     tasks = []
     for path in OWN:
-        store, queries = load_set(path)
-        for t in evidence(store, queries):
+        stores, queries = load_set(path)
+        for t in evidence(stores, queries):
             t["set"] = path.stem
             tasks.append(t)
     if args.variants:
