@@ -4,6 +4,7 @@ Run by hand (needs the model installed, as `pip install .` does):
 
     .venv/bin/python tools/fit_fusion.py                      # CV on our own paraphrase sets
     .venv/bin/python tools/fit_fusion.py --report             # + the shared set, held out
+    .venv/bin/python tools/fit_fusion.py --variants --report  # other fusions, held out
 
 For every task of every set it computes, once, each candidate memory's lexical relevance (the
 shipped BM25 + lexicon ranking, without its relevance floor) and its best passage's cosine; it
@@ -12,6 +13,12 @@ definitions: all expected memories in the first five, reciprocal rank of the bes
 the best point on the training folds and reports the held-out figures. Folds group the tasks by
 the memories they expect, so a memory's tasks are never split between training and test. The
 shared set (../shared/eval/retrieval) is only ever reported, never fitted on.
+
+``--variants`` cross-validates other ways of fusing the same evidence, each with its own grid
+chosen on the training folds (docs/semantic.md, "Where words mislead"): a floor under the
+lexical relevance (a match on a few common words counts as none), a power of it (a partial match
+counts less than its share), keeping the model's nearest memory in the first k when its cosine
+is high, and reciprocal-rank fusion.
 """
 
 from __future__ import annotations
@@ -37,25 +44,37 @@ from dmm.semantic.index import SemanticIndex  # noqa: E402
 from dmm.workspace import Workspace  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval"
-OWN = [ROOT / "tests/benchmarks/data/paraphrase_quayside.json",
-       ROOT / "tests/benchmarks/data/paraphrase_gostyle.json"]
+DATA = ROOT / "tests/benchmarks/data"
+OWN = [DATA / "paraphrase_quayside.json", DATA / "paraphrase_gostyle.json",
+       DATA / "paraphrase_wordtrap_mixed.json", DATA / "paraphrase_gdsway.json",
+       DATA / "paraphrase_copilot.json"]
 SHARED = EVAL / "retrieval/dev_fieldnote.json"
 GRID = {"weight": [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0],
         "floor": [0.0, 0.1, 0.15, 0.2, 0.25, 0.3],
         "ceiling": [0.55, 0.65, 0.75, 0.9, 1.0]}
 
 
-def load_set(path: Path) -> tuple[Path, list[dict]]:
+def load_set(path: Path) -> tuple[list[Path], list[dict]]:
+    """The memory folders of a set (its "store": one folder or a list, merged into one store)
+    and its tasks."""
     data = json.loads(path.read_text())
-    store = Path(data["store"])
-    if not store.is_absolute():
-        store = (EVAL / store) if (EVAL / store).exists() else (EVAL.parent / store)
-        if not store.exists():
-            store = EVAL / data["store"].removeprefix("eval/")
-    return store, data["queries"]
+    names = data["store"] if isinstance(data["store"], list) else [data["store"]]
+    return [_store_path(path, name) for name in names], data["queries"]
 
 
-def evidence(store: Path, queries: list[dict]) -> list[dict]:
+def _store_path(path: Path, name: str) -> Path:
+    store = Path(name)
+    if store.is_absolute():
+        return store
+    if (path.parent / store).exists():
+        return path.parent / store  # a store that ships beside its set (wordtrap)
+    store = (EVAL / store) if (EVAL / store).exists() else (EVAL.parent / store)
+    if not store.exists():
+        store = EVAL / name.removeprefix("eval/")
+    return store
+
+
+def evidence(stores: list[Path], queries: list[dict]) -> list[dict]:
     """Per task: {doc: (lexical, cosine, factor, memory id)} and what it expects."""
     tmp = Path(tempfile.mkdtemp(prefix="dmm_fusion_"))
     try:
@@ -64,7 +83,8 @@ def evidence(store: Path, queries: list[dict]) -> list[dict]:
         memdir = tmp / ".dmm" / "memory"
         for old in memdir.rglob("*.md"):
             old.unlink()
-        shutil.copytree(store, memdir, dirs_exist_ok=True)
+        for store in stores:  # merged: the folders name scopes, so they keep their place
+            shutil.copytree(store, memdir, dirs_exist_ok=True)
         ws = Workspace(tmp)
         conn, _ = open_fresh(ws)
         cfg = ws.config["query"]
@@ -100,15 +120,100 @@ def ranking(task: dict, weight: float, floor: float, ceiling: float,
     return [mid for _, mid in scored]
 
 
-def score(tasks: list[dict], **params) -> dict:
-    r5 = rr = 0.0
+def _lexical_bent(task: dict, lexical_floor: float = 0.0, power: float = 1.0) -> dict:
+    """The task with its lexical relevances mapped: below ``lexical_floor`` none, above it
+    stretched onto 0-1 and raised to ``power``."""
+    return dict(task, lex={d: max(0.0, (v - lexical_floor) / (1 - lexical_floor)) ** power
+                           for d, v in task["lex"].items()})
+
+
+def ranking_bent(task: dict, lexical_floor: float = 0.0, power: float = 1.0, **params):
+    return ranking(_lexical_bent(task, lexical_floor, power), **params)
+
+
+def ranking_keep(task: dict, keep_cosine: float, keep_at: int, **params) -> list[str]:
+    """The fused ranking, where the model's nearest memory, when its cosine reaches
+    ``keep_cosine``, is moved up to place ``keep_at`` if the words pushed it lower."""
+    ranked = ranking(task, **params)
+    if task["cos"]:
+        doc = max(task["cos"], key=task["cos"].get)
+        mid = task["cand"][doc][0] if doc in task["cand"] else None
+        if task["cos"][doc] >= keep_cosine and mid in ranked and ranked.index(mid) >= keep_at:
+            ranked.remove(mid)
+            ranked.insert(keep_at - 1, mid)
+    return ranked
+
+
+def ranking_rrf(task: dict, weight: float, k: int) -> list[str]:
+    """Reciprocal-rank fusion: weight / (k + rank by cosine) + (1 - weight) / (k + rank by
+    words), times the memory's priority and confidence factor."""
+    fused: dict[int, float] = {}
+    for share, scores in ((1 - weight, task["lex"]), (weight, {
+            d: c for d, c in task["cos"].items() if c >= fusion.FLOOR})):
+        for n, doc in enumerate(sorted(scores, key=lambda d: (-scores[d], d)), 1):
+            fused[doc] = fused.get(doc, 0.0) + share / (k + n)
+    scored = [(f * task["cand"][d][1], task["cand"][d][0]) for d, f in fused.items()
+              if d in task["cand"]]
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [mid for _, mid in scored]
+
+
+VARIANTS = {
+    "linear": (ranking, [dict(weight=w, floor=f, ceiling=c) for w in (0.4, 0.5, 0.6, 0.7, 0.8)
+                         for f in (0.1, 0.15, 0.2) for c in (0.65, 0.75, 0.9)]),
+    "lexical floor": (ranking_bent, [dict(weight=w, floor=0.1, ceiling=c, lexical_floor=lf)
+                                     for w in (0.5, 0.6, 0.7) for c in (0.75, 0.9)
+                                     for lf in (0.0, 0.05, 0.1, 0.15, 0.2, 0.3)]),
+    "lexical power": (ranking_bent, [dict(weight=w, floor=0.1, ceiling=c, power=pw)
+                                     for w in (0.5, 0.6, 0.7) for c in (0.75, 0.9)
+                                     for pw in (1.0, 1.5, 2.0, 3.0)]),
+    "keep the nearest": (ranking_keep, [dict(weight=w, floor=0.1, ceiling=c, keep_cosine=kc,
+                                             keep_at=ka) for w in (0.5, 0.6, 0.7)
+                                        for c in (0.75, 0.9) for kc in (0.3, 0.4, 0.5)
+                                        for ka in (3, 5)]),
+    "reciprocal rank": (ranking_rrf, [dict(weight=w, k=k) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+                                      for k in (1, 3, 5, 10, 20, 60)]),
+}
+
+
+def score(tasks: list[dict], rank_with=ranking, **params) -> dict:
+    r3 = r5 = rr = 0.0
     for t in tasks:
-        ranked = ranking(t, **params)
+        ranked = rank_with(t, **params)
         ranks = [ranked.index(m) + 1 for m in t["expected"] if m in ranked]
-        r5 += float(len(ranks) == len(t["expected"]) and max(ranks) <= 5)
+        found = len(ranks) == len(t["expected"])
+        r3 += float(found and max(ranks) <= 3)
+        r5 += float(found and max(ranks) <= 5)
         rr += 1.0 / min(ranks) if ranks else 0.0
     n = max(1, len(tasks))
-    return {"recall@5": r5 / n, "mrr": rr / n, "n": len(tasks)}
+    return {"recall@3": r3 / n, "recall@5": r5 / n, "mrr": rr / n, "n": len(tasks)}
+
+
+def variants(tasks: list[dict], k: int, shared: list[dict] | None) -> None:
+    """Each variant's held-out figures (its grid chosen on the training folds), the point it
+    chooses on all our tasks, and that point on the shared set."""
+    def objective(rank_with, p, part):
+        s = score(part, rank_with, **p)
+        return s["recall@5"] + s["mrr"]
+    for name, (rank_with, points) in VARIANTS.items():
+        parts = []
+        for fold in folds(tasks, k):
+            held = set(fold)
+            train = [t for i, t in enumerate(tasks) if i not in held]
+            p = max(points, key=lambda p: objective(rank_with, p, train))
+            parts.append(score([tasks[i] for i in fold], rank_with, **p))
+        n = sum(s["n"] for s in parts)
+        avg = {m: sum(s[m] * s["n"] for s in parts) / n for m in ("recall@3", "recall@5", "mrr")}
+        whole = max(points, key=lambda p: objective(rank_with, p, tasks))
+        line = (f"{name:17s} held-out R@3 {avg['recall@3']:.3f} R@5 {avg['recall@5']:.3f} "
+                f"MRR {avg['mrr']:.3f}; on all: {whole}")
+        if shared:
+            for diff, part in (("all", shared),
+                               ("hard", [t for t in shared if t["difficulty"] == "hard"])):
+                s = score(part, rank_with, **whole)
+                line += (f"\n{'':17s} shared {diff}: R@3 {s['recall@3']:.3f} "
+                         f"R@5 {s['recall@5']:.3f} MRR {s['mrr']:.3f}")
+        print(line)
 
 
 def grid():
@@ -139,13 +244,19 @@ def main() -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--report", action="store_true", help="also score the shared set")
+    ap.add_argument("--variants", action="store_true",
+                    help="cross-validate other fusions instead (with --report: and score them "
+                         "on the shared set)")
     args = ap.parse_args()
     tasks = []
     for path in OWN:
-        store, queries = load_set(path)
-        for t in evidence(store, queries):
+        stores, queries = load_set(path)
+        for t in evidence(stores, queries):
             t["set"] = path.stem
             tasks.append(t)
+    if args.variants:
+        variants(tasks, args.folds, evidence(*load_set(SHARED)) if args.report else None)
+        return 0
     lexical = {"weight": 0.0, "floor": 0.1, "ceiling": 0.65}
     shipped = {"weight": fusion.WEIGHT, "floor": fusion.FLOOR, "ceiling": fusion.CEILING}
     held: dict[str, list] = {"lexical": [], "cosine only": [], "fused (CV)": []}
@@ -176,8 +287,7 @@ def main() -> int:
           f"ceiling={whole['ceiling']} (shipped: w={fusion.WEIGHT} floor={fusion.FLOOR} "
           f"ceiling={fusion.CEILING})")
     if args.report:
-        store, queries = load_set(SHARED)
-        shared = evidence(store, queries)
+        shared = evidence(*load_set(SHARED))
         for label, p in (("lexical", lexical), ("cosine only",
                                                 {"weight": 1.0, "floor": 0.0, "ceiling": 1.0}),
                          ("shipped", shipped)):
