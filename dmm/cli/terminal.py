@@ -202,8 +202,9 @@ def table(rows: list[tuple], headers: tuple, no_headers: bool = False,
              if not rows or not all(isinstance(r[k], (int, float)) for r in rows)]
     text = _simple(rows, names, words)
     if text is None:
+        # tabulate 0.9 fails on a list of columns with no rows (a store of no memory)
         text = tabulate(rows, headers=names, tablefmt="simple", numalign="right",
-                        disable_numparse=words, floatfmt=".2f")
+                        disable_numparse=words if rows else True, floatfmt=".2f")
     colours = {shown.index(i): f for i, f in (colours or {}).items() if i in shown}
     if not colours or not colour():
         return text

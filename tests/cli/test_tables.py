@@ -53,3 +53,23 @@ def test_cells_tabulate_measures_differently_go_to_tabulate():
         assert _simple(rows, ["id", "title"], [0, 1]) is None
         assert table(rows, ("id", "title")) == _tabulated(rows, ["id", "title"], [0, 1])
     assert _simple([(1, float("nan"))], ["a", "b"], []) is None
+
+
+def test_a_table_of_no_rows_is_its_headers(tmp_path):
+    # a store whose every memory was removed: `dmm status` printed "internal error: IndexError"
+    assert table([], ("status", "memories")).split() == ["status", "memories", "--------",
+                                                         "----------"]
+
+
+def test_status_of_a_store_with_no_memory(tmp_path):
+    import subprocess
+    import sys
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    run = [sys.executable, "-m", "dmm"]
+    subprocess.run(run + ["init"], cwd=tmp_path, check=True, capture_output=True)
+    for f in (tmp_path / ".dmm" / "memory").rglob("*.md"):
+        f.unlink()
+    done = subprocess.run(run + ["status"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and "internal error" not in done.stderr, done.stderr
+    assert "0 memories" in done.stdout
