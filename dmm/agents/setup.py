@@ -60,19 +60,20 @@ TARGETS = ("claude", "codex", "cursor", "generic")
 def hook_command(event: str, dmm: str | None = None) -> str:
     """The shell command an agent's hook runs: ``$DMM_COMMAND`` when the user's local settings
     name their dmm, else ``dmm`` (the absolute path setup found) when it is there, else the dmm
-    found on PATH, never a `dmm` inside this repository (a branch can commit one, and `.` or a
-    relative entry in PATH would run it): the same guard as the git hook shim
-    (hooks/dmm-hook.sh), on resolved folders. The absolute path is not guarded: the settings
-    file names it, as the MCP server's does, and is reviewed as what it is. Refused, it prints
-    one line and never blocks the agent. What it starts is marked as an agent's (DMM_AGENT)."""
+    found on PATH; never a `dmm` inside this repository, whichever way it is reached (a branch
+    can commit one, and git checks a committed file out over an ignored one in a virtualenv of
+    the work tree; `.` or a relative entry in PATH would run it; a committed settings file can
+    name one by its absolute path): the same guard as the git hook shim (hooks/dmm-hook.sh),
+    on resolved folders, for both. Refused, it prints one line and never blocks the agent.
+    What it starts is marked as an agent's (DMM_AGENT)."""
     from dmm.shellcmd import command as quoted
 
-    on_path = ('d=$(command -v dmm)'
-               ' && case "$d" in /*) ;; *) false ;; esac'
+    outside = ('case "$d" in /*) ;; *) false ;; esac'
                ' && top=$(git rev-parse --show-toplevel 2>/dev/null || pwd)'
                ' && case "$(cd "${d%/*}" && pwd -P)/" in "$(cd "$top" && pwd -P)"/*) false ;;'
-               ' esac || d=')
-    found = (f'if [ -x {quoted(dmm)} ]; then d={quoted(dmm)}; else {on_path}; fi'
+               ' esac')
+    on_path = f'{{ d=$(command -v dmm) && {outside}; }} || d='
+    found = (f'{{ d={quoted(dmm)} && [ -x "$d" ] && {outside}; }} || {on_path}'
              if dmm else on_path)
     return (f'd=$DMM_COMMAND; case "$d" in /*) ;; *) {found} ;; esac;'
             f' [ -n "$d" ] && DMM_AGENT=hook exec "$d" agent hook {event};'
@@ -157,8 +158,10 @@ def advice(ws: Workspace, target: str) -> list[str]:
             out.append("A teammate whose dmm is elsewhere: the hooks fall back to the dmm on "
                        "their PATH; for the MCP server, " + _own_server(target))
         else:
-            out.append("No dmm command was found (this is `python -m dmm`): the files call a "
-                       "bare `dmm`; install dmm on PATH (pipx install dmm).")
+            out.append("No dmm command outside this repository was found (this is `python -m "
+                       "dmm`, or a dmm in a virtualenv inside the work tree, which a branch can "
+                       "replace): the files call a bare `dmm`; install dmm on PATH (pipx "
+                       "install dmm), or set DMM_COMMAND in your own environment.")
     if target == "codex":
         out.append("Codex runs project hooks only once you trust them: start `codex` here, "
                    "open /hooks and trust dmm's SessionStart and UserPromptSubmit hooks (again "
