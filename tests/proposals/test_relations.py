@@ -235,3 +235,56 @@ def test_a_supersession_waits_for_an_open_proposal_on_the_memory_it_retires(depl
     assert proc.returncode == ExitCode.INVALID_INPUT
     assert any("already open for project/deploy_days.md" in e
                for e in out["precheck_errors"]), out
+
+
+GHOST, HIDDEN = "mem_2026_03_03_gh0st1", "mem_2026_03_03_h1dden"
+
+
+def _hand_made_supersession(repo, pid: str, claimed: str, retired: str) -> None:
+    """A branch made by hand: a new memory that supersedes ``claimed`` (trailer and
+    `supersedes:`), retiring the file ``retired`` exactly as dmm would move it."""
+    from dmm.memory.edit import deprecation
+
+    root = repo.root
+    git(root, "checkout", "-q", "-b", f"dmm/proposals/{pid}")
+    (repo.memory / "project/staging.md").write_text(
+        f"---\nid: mem_2026_02_02_abcdef\nscope: project\nstatus: active\n"
+        f"supersedes: [{claimed}]\ntags: [staging]\npriority: 0.5\nconfidence: active\n---\n\n"
+        "# Staging is rebuilt on demand\n\nThe staging environment is rebuilt when a release "
+        "branch is cut, because the nightly rebuilds cost more machine time than the few "
+        "configuration mistakes they caught, and the release branch is what testers use.\n")
+    moved_to, text = deprecation(retired, (repo.memory / retired).read_text())
+    (repo.memory / moved_to).parent.mkdir(parents=True, exist_ok=True)
+    (repo.memory / moved_to).write_text(text)
+    (repo.memory / retired).unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"dmm: propose create project/staging.md\n\nr\n\n"
+        f"Dmm-Proposal: {pid}\nDmm-Type: create\nDmm-Path: project/staging.md\n"
+        f"Dmm-Memory: mem_2026_02_02_abcdef\nDmm-Relation: {claimed} supersedes\n")
+    git(root, "checkout", "-q", "main")
+
+
+def test_a_supersession_retires_only_the_memory_whose_id_the_file_has(deploys):
+    """A file's id is what its YAML says: a frontmatter that repeats `id:` (the last one
+    counts) does not let a branch "supersede" the first id, which no memory has, and retire
+    the memory the file really is without a person (no active memory named: no deferral)."""
+    from dmm.proposals.model import new_proposal_id
+
+    deploys.add("project/hidden.md", HIDDEN, "Staging is rebuilt every night",
+                "The staging environment is rebuilt from scratch every night at 02:00.",
+                extra=f"id: {GHOST}\n")  # a second `id:` key; YAML keeps the last one
+    text = (deploys.memory / "project/hidden.md").read_text()
+    text = text.replace(f"id: {HIDDEN}\n", "").replace(f"id: {GHOST}\n",
+                                                       f"id: {GHOST}\nid: {HIDDEN}\n")
+    (deploys.memory / "project/hidden.md").write_text(text)
+    git(deploys.root, "add", "-A")
+    git(deploys.root, "commit", "-qm", "a memory")
+    pid = new_proposal_id()
+    _hand_made_supersession(deploys, pid, GHOST, "project/hidden.md")
+    review = dry_run(deploys, pid)
+    assert review["decision"] == "rejected", review
+    assert any(f"supersedes {GHOST} but does not retire it" in m
+               for m in messages(review, "declared_paths")), review
+    deploys.dmm("review", "process", pid)  # rejected: nothing lands
+    assert (deploys.memory / "project/hidden.md").exists()
+
