@@ -288,3 +288,20 @@ def test_a_supersession_retires_only_the_memory_whose_id_the_file_has(deploys):
     deploys.dmm("review", "process", pid)  # rejected: nothing lands
     assert (deploys.memory / "project/hidden.md").exists()
 
+
+def test_a_supersession_goes_to_a_person_whatever_the_cache_knows(deploys):
+    """A retirement waits for a person even when this clone's index does not know the memory
+    as active (the file is gone from the work tree, the cache is behind the branch's base):
+    the branch's own diff retires it, and judge has checked that it is the memory claimed."""
+    from dmm.proposals.model import new_proposal_id
+
+    deploys.add("project/hidden.md", HIDDEN, "Staging is rebuilt every night",
+                "The staging environment is rebuilt from scratch every night at 02:00.")
+    git(deploys.root, "add", "-A")
+    git(deploys.root, "commit", "-qm", "a memory")
+    pid = new_proposal_id()
+    _hand_made_supersession(deploys, pid, HIDDEN, "project/hidden.md")
+    (deploys.memory / "project/hidden.md").unlink()  # not in this work tree: the index has
+    review = dry_run(deploys, pid)                     # no active memory of that id
+    assert review["decision"] == "deferred", review
+    assert any(f"retires {HIDDEN}" in m for m in messages(review)), review
