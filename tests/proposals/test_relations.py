@@ -305,3 +305,34 @@ def test_a_supersession_goes_to_a_person_whatever_the_cache_knows(deploys):
     review = dry_run(deploys, pid)                     # no active memory of that id
     assert review["decision"] == "deferred", review
     assert any(f"retires {HIDDEN}" in m for m in messages(review)), review
+
+
+def test_hostile_relation_trailers_are_shown_escaped_and_refuse_the_proposal(deploys):
+    """Trailers a branch made by hand: escape sequences in the id and the note, a byte that is
+    not UTF-8, far too many declarations. `review show` prints them escaped and exits 0; the
+    reviewer rejects the proposal (its relations cannot be read) and nothing lands."""
+    from dmm.proposals.model import new_proposal_id
+
+    root = deploys.root
+    pid = new_proposal_id()
+    git(root, "checkout", "-q", "-b", f"dmm/proposals/{pid}")
+    (deploys.memory / "project/tuesdays.md").write_text(TUESDAYS.replace(
+        "---\ntags", "---\nid: mem_2026_02_02_eeeeee\nscope: project\nstatus: active\ntags"))
+    git(root, "add", "-A")
+    hostile = [f"Dmm-Relation: \x1b]0;pwned\x07{DEPLOYS} refines \x1b[8mhidden\xff words"]
+    hostile += [f"Dmm-Relation: mem_{n:04d} refines" for n in range(200)]
+    message = (f"dmm: propose create project/tuesdays.md\n\nr\n\nDmm-Proposal: {pid}\n"
+               "Dmm-Type: create\nDmm-Path: project/tuesdays.md\n"
+               "Dmm-Memory: mem_2026_02_02_eeeeee\n" + "\n".join(hostile) + "\n")
+    (root / ".git" / "hostile-msg").write_bytes(message.encode("utf-8", "surrogateescape")
+                                               .replace("\xff".encode(), b"\xff"))
+    git(root, "commit", "-q", "-F", str(root / ".git" / "hostile-msg"))
+    git(root, "checkout", "-q", "main")
+    show = deploys.dmm("review", "show", pid)
+    assert show.returncode == 0 and "Traceback" not in show.stderr, show.stderr
+    assert "\x1b" not in show.stdout and "\x07" not in show.stdout
+    assert "relations declared; at most 20" in show.stdout
+    review = dry_run(deploys, pid)
+    assert review["decision"] == "rejected"
+    assert any("relations cannot be read" in m for m in messages(review, "declared_paths"))
+
