@@ -271,6 +271,18 @@ def file_problems(git: Git, rev: str, paths: list[str], max_bytes: int) -> list[
     return problems
 
 
+def retired_paths(git: Git, proposal: Proposal, head: str) -> list[str]:
+    """The memory files (relative to .dmm/memory/) that landing ``proposal`` on ``head`` would
+    remove, other than the one it is about, read from its branch's diff (never its trailers):
+    what a person approving it is told it retires, whoever added the commits that do it."""
+    base = git.out("merge-base", head, proposal.commit, check=False) or proposal.base
+    own = {MEMORY_ROOT + proposal.path, MEMORY_ROOT + proposal.new_path}
+    return sorted(p[len(MEMORY_ROOT):] for p in git.changed_paths(base, proposal.commit)
+                  if p.startswith(MEMORY_ROOT) and p not in own
+                  and not p.startswith(f"{MEMORY_ROOT}{DEPRECATED_DIR}/")
+                  and not git.path_exists(proposal.commit, p))
+
+
 def memory_id_at(git: Git, rev: str, path: str) -> str | None:
     """The id of the memory at ``path`` in ``rev`` as its YAML says (None: absent or not a
     memory): which memory a retirement or a resolution moves."""

@@ -336,3 +336,21 @@ def test_hostile_relation_trailers_are_shown_escaped_and_refuse_the_proposal(dep
     assert review["decision"] == "rejected"
     assert any("relations cannot be read" in m for m in messages(review, "declared_paths"))
 
+
+def test_a_person_confirming_an_approval_is_told_what_it_retires(deploys):
+    """The question at the terminal names every memory the approval retires, read from the
+    branch's diff: a commit added after `review show` cannot retire one unseen."""
+    pexpect = pytest.importorskip("pexpect")
+    import os
+    import sys
+
+    proc, out = propose(deploys, "--relation", f"{DEPLOYS}=supersedes:the day moved")
+    assert proc.returncode == 0, proc.stderr
+    child = pexpect.spawn(sys.executable, ["-m", "dmm", "review", "approve",
+                                           out["proposal_id"]], cwd=str(deploys.root),
+                          env=dict(os.environ), encoding="utf-8", timeout=60)
+    child.expect(r"at commit [0-9a-f]{40} \(it retires project/deploy_days\.md\): decide it")
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus != 0 and (deploys.memory / "project/deploy_days.md").exists()
