@@ -302,8 +302,8 @@ def _named_ids(ws: Workspace, conn: sqlite3.Connection,
             try:
                 found = conn.execute("SELECT id FROM memories WHERE path = ?",
                                      (ws.memory_relpath(r.memory_id),)).fetchone()
-            except InvalidInputError:
-                found = None
+            except (InvalidInputError, OSError, ValueError):  # outside the store, a name
+                found = None  # too long for the file system, a NUL: no memory's path
             if found:
                 r = Relation(found[0], r.relation, r.note)
         out.append(r)

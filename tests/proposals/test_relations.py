@@ -354,3 +354,14 @@ def test_a_person_confirming_an_approval_is_told_what_it_retires(deploys):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus != 0 and (deploys.memory / "project/deploy_days.md").exists()
+
+
+@pytest.mark.parametrize("name", ["x" * 290 + ".md", "../../../etc/passwd",
+                                  "project/" + "y" * 280 + ".md"])
+def test_a_declaration_naming_an_impossible_path_is_refused_as_no_memory(deploys, name):
+    """A memory named by a path the file system cannot hold (a component over 255 bytes) or
+    outside the store is no memory of this store: a clear refusal, exit 6, nothing proposed."""
+    proc, out = propose(deploys, "--relation", f"{name}=refines")
+    assert proc.returncode == ExitCode.INVALID_INPUT, proc.stderr
+    assert any("is no memory of this store" in e for e in out["precheck_errors"]), out
+    assert branches(deploys) == []
