@@ -162,3 +162,26 @@ def test_the_fallback_reads_baseline_files_safely(store):
     (folder / "latin1.md").write_bytes(b"---\nid: mem_x\n---\n\n# Caf\xe9\n")
     text = baseline_from_files(store.ws)
     assert BASELINE in text and "private ledger" not in text and "Caf" not in text
+
+
+def test_a_link_planted_in_the_sessions_folder_is_never_followed(store, tmp_path):
+    """`<git-dir>/dmm/sessions/` holds plain empty files: a link planted under a session's
+    name (a copied repository, another program) is neither taken as a delivery nor has its
+    target's time touched; recording the session replaces it with a file."""
+    from dmm.agents import sessions
+
+    ws = store.ws
+    sessions.record(ws, "someone-else")  # the folder exists
+    target = tmp_path / "precious"
+    target.write_text("the user's own file\n")
+    os.utime(target, ns=(10**18, 10**18))
+    planted = sessions._file(ws, "s9")
+    planted.symlink_to(target)
+    assert not sessions.delivered(ws, "s9")
+    sessions.record(ws, "s9")
+    assert target.stat().st_mtime_ns == 10**18 and target.read_text() == "the user's own file\n"
+    assert not planted.is_symlink() and sessions.delivered(ws, "s9")
+    long_and_odd = "../" * 60 + "\x00/\n"  # a hash names the file, whatever the id holds
+    sessions.record(ws, long_and_odd[:sessions.MAX_ID])
+    assert all("/" not in p.name and len(p.name) == 32
+               for p in (ws.state_dir / sessions.FOLDER).iterdir())
