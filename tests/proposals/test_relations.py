@@ -365,3 +365,24 @@ def test_a_declaration_naming_an_impossible_path_is_refused_as_no_memory(deploys
     assert proc.returncode == ExitCode.INVALID_INPUT, proc.stderr
     assert any("is no memory of this store" in e for e in out["precheck_errors"]), out
     assert branches(deploys) == []
+
+
+def test_superseding_a_baseline_memory_waits_for_a_person(deploys):
+    """An agent can declare that its memory supersedes a baseline memory; the retirement
+    touches baseline/, so the proposal goes to a person like any baseline change."""
+    base_id = "mem_2026_01_02_bbbbbb"
+    deploys.add("baseline/deploy_days.md", base_id, "Deploys happen on Fridays",
+                "Production deploys happen on Friday afternoons, after the weekly review, "
+                "because the whole team is present to watch the rollout.", scope="baseline",
+                tags="[deploy]")
+    git(deploys.root, "add", "-A")
+    git(deploys.root, "commit", "-qm", "a baseline memory")
+    proc, out = propose(deploys, "--relation", f"{base_id}=supersedes",
+                        "--relation", f"{DEPLOYS}=contradicts")
+    assert proc.returncode == 0, proc.stderr
+    review = dry_run(deploys, out["proposal_id"])
+    assert review["decision"] == "deferred", review
+    assert any(i["category"] == "baseline" for i in review["issues"])
+    assert any(f"retires {base_id}" in m for m in messages(review))
+    deploys.dmm("review", "process", out["proposal_id"])  # deferred: nothing lands
+    assert (deploys.memory / "baseline/deploy_days.md").exists()
