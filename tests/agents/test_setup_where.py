@@ -115,3 +115,21 @@ def test_the_hook_never_runs_a_dmm_inside_the_repository_by_its_absolute_path(st
                              env={**os.environ, "PATH": path})
         assert out.returncode == 0 and not marker.exists(), out.stderr
         assert ("Upload size ceiling" in out.stdout) == answered, out.stdout
+
+
+def test_a_dmm_path_with_shell_characters_is_run_as_one_word(store, tmp_path):
+    """The absolute path setup writes is quoted: spaces, quotes, `$(...)` and `;` in it run
+    nothing of their own, and the dmm at that path is what runs."""
+    from dmm.agents.setup import hook_command
+
+    folder = tmp_path / "my tools 'x' $(touch pwned); `touch pwned2`"
+    folder.mkdir()
+    odd = folder / "dmm"
+    odd.write_text("#!/bin/sh\necho \"ran: $*\"\n")
+    odd.chmod(0o755)
+    out = subprocess.run(["sh", "-c", hook_command("session-start", str(odd))], cwd=store.root,
+                         input="{}", capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert out.stdout == "ran: agent hook session-start\n", out.stdout + out.stderr
+    assert not any(p.name.startswith("pwned") for p in (*store.root.iterdir(),
+                                                         *tmp_path.iterdir()))
