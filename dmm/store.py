@@ -14,6 +14,10 @@ from dmm.fsutil import UnreadableFile, read_regular
 from dmm.memory import Memory, Problem
 
 FileStat = tuple[int, int]  # (size, mtime_ns): plain tuples, cheap to build, compare and marshal
+# A file modified this recently may change again within the same mtime tick (a second on some
+# file systems) keeping its size: (size, mtime_ns) cannot yet tell the two apart, so whatever
+# is kept under that key (the index's rows, the hook's baseline text) is made again next time.
+RACY_NS = 2_000_000_000
 # stat each file relative to its open folder where the platform allows it (not on Windows)
 _BY_FD = (os.stat in os.supports_dir_fd and os.scandir in os.supports_fd
           and hasattr(os, "O_DIRECTORY"))

@@ -92,9 +92,12 @@ def baseline_from_files(ws: Workspace) -> str:
     Parsing and rendering cost a cold process ~200 ms (PyYAML, jinja2), which a hook short
     of time does not have: the text is kept in the state folder under a key of what it was
     made from (each baseline file's name, size and time, the day, the template, the limit),
-    so the next hook gets it for one folder listing while nothing changed."""
+    so the next hook gets it for one folder listing while nothing changed. Text made from a
+    file changed within store.RACY_NS is not kept: an edit of the same size within the same
+    time tick would leave the key as it was, and the next hook would answer the old text."""
     import datetime as dt
     import hashlib
+    import time
 
     from dmm import __version__, store
     from dmm.resources import resource_dir
@@ -110,7 +113,8 @@ def baseline_from_files(ws: Workspace) -> str:
     if kept is not None:
         return kept
     text = _baseline_text(ws, [rel for rel, _ in files], today, limit)
-    _keep_baseline(ws, key, text)
+    if all(mtime < time.time_ns() - store.RACY_NS for _, (_, mtime) in files):
+        _keep_baseline(ws, key, text)
     return text
 
 

@@ -8,7 +8,8 @@ IO boundary: ``<git-dir>/dmm/sessions/`` (this work tree's state, where no commi
 file): one empty file per session that received the baseline, named by a hash of the session
 id (an agent's text never becomes a path). Creating a file is atomic (it exists whole or not
 at all, and two hooks of one session writing at once agree); the folder keeps the newest
-MAX_SESSIONS files, the oldest go first. A failure to read or write it never fails a hook:
+MAX_SESSIONS files, the oldest go first. Only plain files count: a link planted there is never
+followed (read, touched or written through). A failure to read or write it never fails a hook:
 the session then gets the baseline again, which costs tokens and loses nothing.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 from dmm.workspace import Workspace
@@ -42,8 +44,8 @@ def delivered(ws: Workspace, session: str | None) -> bool:
     """Whether ``session`` has received the baseline (False when unknown or unreadable)."""
     if session is None:
         return False
-    try:
-        return _file(ws, session).is_file()
+    try:  # a plain file dmm made, never what a link planted there points to
+        return stat.S_ISREG(os.lstat(_file(ws, session)).st_mode)
     except OSError:
         return False
 
@@ -57,10 +59,10 @@ def record(ws: Workspace, session: str | None) -> None:
     try:
         folder = state_folder(state_folder(ws.state_dir) / FOLDER)
         path = folder / _file(ws, session).name
-        if path.is_file():
-            os.utime(path)  # the newest again: pruned last
+        if delivered(ws, session):
+            os.utime(path, follow_symlinks=False)  # the newest again: pruned last
             return
-        create_file(path, b"")
+        create_file(path, b"")  # replaces a link standing there, never writes through it
         _prune(folder)
     except OSError:
         pass

@@ -60,19 +60,20 @@ TARGETS = ("claude", "codex", "cursor", "generic")
 def hook_command(event: str, dmm: str | None = None) -> str:
     """The shell command an agent's hook runs: ``$DMM_COMMAND`` when the user's local settings
     name their dmm, else ``dmm`` (the absolute path setup found) when it is there, else the dmm
-    found on PATH, never a `dmm` inside this repository (a branch can commit one, and `.` or a
-    relative entry in PATH would run it): the same guard as the git hook shim
-    (hooks/dmm-hook.sh), on resolved folders. The absolute path is not guarded: the settings
-    file names it, as the MCP server's does, and is reviewed as what it is. Refused, it prints
-    one line and never blocks the agent. What it starts is marked as an agent's (DMM_AGENT)."""
+    found on PATH; never a `dmm` inside this repository, whichever way it is reached (a branch
+    can commit one, and git checks a committed file out over an ignored one in a virtualenv of
+    the work tree; `.` or a relative entry in PATH would run it; a committed settings file can
+    name one by its absolute path): the same guard as the git hook shim (hooks/dmm-hook.sh),
+    on resolved folders, for both. Refused, it prints one line and never blocks the agent.
+    What it starts is marked as an agent's (DMM_AGENT)."""
     from dmm.shellcmd import command as quoted
 
-    on_path = ('d=$(command -v dmm)'
-               ' && case "$d" in /*) ;; *) false ;; esac'
+    outside = ('case "$d" in /*) ;; *) false ;; esac'
                ' && top=$(git rev-parse --show-toplevel 2>/dev/null || pwd)'
                ' && case "$(cd "${d%/*}" && pwd -P)/" in "$(cd "$top" && pwd -P)"/*) false ;;'
-               ' esac || d=')
-    found = (f'if [ -x {quoted(dmm)} ]; then d={quoted(dmm)}; else {on_path}; fi'
+               ' esac')
+    on_path = f'{{ d=$(command -v dmm) && {outside}; }} || d='
+    found = (f'{{ d={quoted(dmm)} && [ -x "$d" ] && {outside}; }} || {on_path}'
              if dmm else on_path)
     return (f'd=$DMM_COMMAND; case "$d" in /*) ;; *) {found} ;; esac;'
             f' [ -n "$d" ] && DMM_AGENT=hook exec "$d" agent hook {event};'
@@ -157,8 +158,10 @@ def advice(ws: Workspace, target: str) -> list[str]:
             out.append("A teammate whose dmm is elsewhere: the hooks fall back to the dmm on "
                        "their PATH; for the MCP server, " + _own_server(target))
         else:
-            out.append("No dmm command was found (this is `python -m dmm`): the files call a "
-                       "bare `dmm`; install dmm on PATH (pipx install dmm).")
+            out.append("No dmm command outside this repository was found (this is `python -m "
+                       "dmm`, or a dmm in a virtualenv inside the work tree, which a branch can "
+                       "replace): the files call a bare `dmm`; install dmm on PATH (pipx "
+                       "install dmm), or set DMM_COMMAND in your own environment.")
     if target == "codex":
         out.append("Codex runs project hooks only once you trust them: start `codex` here, "
                    "open /hooks and trust dmm's SessionStart and UserPromptSubmit hooks (again "
@@ -220,7 +223,7 @@ def _with_server(server: dict) -> Edit:
             raise InvalidInputError(f"{rel}: mcpServers is not an object: fix the file by hand")
         if "dmm" in servers:
             return text, ("" if servers["dmm"] == server
-                          else "kept the existing mcpServers.dmm")
+                          else _kept("mcpServers.dmm", servers["dmm"]))
         return edits.add_member(text, ("mcpServers",), "dmm", server), \
             "added the dmm MCP server"
     return change
@@ -255,6 +258,20 @@ def _allowed(rules: tuple[str, ...]) -> str:
     return f"allowed the read-only tools: {', '.join(r.rsplit('__', 1)[1] for r in rules)}"
 
 
+def _kept(key: str, entry: object) -> str:
+    """What setup says of a server entry it leaves alone: the command it runs, in full. A
+    committed entry is a teammate's (or a branch's) text, and the agent's client runs it, not
+    the dmm found here: the person reads what that is."""
+    from dmm.shellcmd import command as quoted
+
+    if isinstance(entry, dict) and isinstance(entry.get("command"), str):
+        args = entry.get("args") if isinstance(entry.get("args"), list) else []
+        runs = quoted(entry["command"], *(str(a) for a in args))
+    else:
+        runs = f"no command dmm can read ({type(entry).__name__})"
+    return f"kept the existing {key}, which runs {runs}: check it is dmm"
+
+
 def _with_hooks(commands: dict[str, str]) -> Edit:
     return lambda text, rel: _hooks_added(text, rel, commands)
 
@@ -264,7 +281,7 @@ def _hooks_added(text: str, rel: str, commands: dict[str, str]) -> tuple[str, st
     hooks = data.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise InvalidInputError(f"{rel}: hooks is not an object: fix the file by hand")
-    added = []
+    added, kept = [], []
     for event, command in commands.items():
         group = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
         if hooks is None:
@@ -276,19 +293,26 @@ def _hooks_added(text: str, rel: str, commands: dict[str, str]) -> tuple[str, st
             raise InvalidInputError(f"{rel}: hooks.{event} is not a list: fix the file by hand")
         elif not _has_dmm_hook(hooks[event], event):
             text = edits.append_item(text, ("hooks", event), group)
-        else:
+        else:  # a hook that mentions dmm's: kept, and what it runs is said unless it is ours
+            kept += [f"kept the existing {event} hook, which runs {c!r}: check it is dmm"
+                     for c in _dmm_hooks(hooks[event], event) if c != command]
             continue
         added.append(event)
-    return text, (f"added hooks: {', '.join(added)}" if added else "")
+    return text, "; ".join(([f"added hooks: {', '.join(added)}"] if added else []) + kept)
 
 
 def _has_dmm_hook(groups: list, event: str) -> bool:
     """Whether a hook group already runs dmm's hook for ``event`` (this command or an older
     spelling of it)."""
+    return bool(_dmm_hooks(groups, event))
+
+
+def _dmm_hooks(groups: list, event: str) -> list[str]:
+    """The commands of ``groups`` that mention dmm's hook for ``event``."""
     wanted = f"agent hook {'session-start' if event == 'SessionStart' else 'user-prompt-submit'}"
-    return any(isinstance(g, dict) and isinstance(g.get("hooks"), list) and any(
-        isinstance(h, dict) and wanted in str(h.get("command", "")) for h in g["hooks"])
-        for g in groups)
+    return [str(h.get("command", "")) for g in groups
+            if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+            for h in g["hooks"] if isinstance(h, dict) and wanted in str(h.get("command", ""))]
 
 
 # --- Codex's TOML -----------------------------------------------------------------------------
@@ -305,7 +329,7 @@ def _codex_server_added(text: str, rel: str, server: dict) -> tuple[str, str]:
     if "dmm" in servers:
         have = servers["dmm"]
         if not isinstance(have, dict) or {k: have.get(k) for k in server} != server:
-            return text, "kept the existing mcp_servers.dmm"
+            return text, _kept("mcp_servers.dmm", have)
         return text, ""
     from tomlkit.exceptions import TOMLKitError
 

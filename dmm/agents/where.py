@@ -43,8 +43,13 @@ def running_dmm() -> Path | None:
 
 
 def where(root: Path) -> Where:
+    """The dmm to name, never one inside the repository ``root`` (a virtualenv in the work
+    tree too): a branch can commit that script, and git checks out a committed file over an
+    ignored one, so every session's hook and MCP server would run the branch's code."""
     running = running_dmm()
     base = _real(root)
+    if running is not None and _real(running.parent).is_relative_to(base):
+        running = None
     on_path = None
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if not entry or not os.path.isabs(entry):

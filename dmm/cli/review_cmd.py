@@ -301,9 +301,10 @@ def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, expect, yes,
                 as_json) -> int:
     """Approve a proposal as a person: merge it into the checked-out branch.
 
-    At a terminal you confirm the commit you approve, and exactly that commit lands: one
-    pushed onto the proposal while you answer is refused. From a script, --expect names the
-    commit you reviewed (`dmm review show` prints it).
+    At a terminal you confirm the commit you approve (the question names every memory it
+    retires), and exactly that commit lands: one pushed onto the proposal while you answer is
+    refused. From a script, --expect names the commit you reviewed (`dmm review show` prints
+    it).
 
     \b
     Examples:
@@ -334,6 +335,7 @@ def _confirm_commit(ws, proposal_id: str, expect: str | None) -> str:
     """Ask the person to approve the proposal at the commit it is at now (the one --expect
     names, if given); that commit is what may land."""
     from dmm.gitrepo import Git
+    from dmm.proposals.declared import retired_paths
     from dmm.proposals.decide import check_expected, not_open
     from dmm.proposals.queue import load
 
@@ -342,7 +344,11 @@ def _confirm_commit(ws, proposal_id: str, expect: str | None) -> str:
     if proposal is None:
         raise not_open(git, proposal_id)
     check_expected(proposal, expect)
-    confirm(f"approving {proposal_id} at commit {proposal.commit}")
+    # what the approval retires, from the branch's diff: a commit added after `review show`
+    # (a teammate's, a fetch's) can retire a memory the person never read about
+    retired = retired_paths(git, proposal, git.rev_parse("HEAD") or proposal.base)
+    confirm(f"approving {proposal_id} at commit {proposal.commit}"
+            + (f" (it retires {', '.join(retired)})" if retired else ""))
     return proposal.commit
 
 

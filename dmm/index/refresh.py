@@ -29,8 +29,6 @@ FIELD_WEIGHTS = {"title": 3.0, "tags": 2.0, "path": 1.0, "body": 1.0}
 K1 = 1.2
 B = 0.75
 PIVOT_LENGTH = 250.0
-# Files modified this recently may change again within the same mtime tick: re-read next time.
-RACY_NS = 2_000_000_000
 
 Progress = Callable[[int, int], None]
 
@@ -207,7 +205,7 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
             removed = sorted(p for p in known if p not in disk)
             for path in removed:
                 _forget(conn, path)
-            recent = time.time_ns() - RACY_NS
+            recent = time.time_ns() - store.RACY_NS
             snapshot = dict(disk)
             for done, path in enumerate(changed, 1):
                 _forget(conn, path)

@@ -131,3 +131,12 @@ def frontmatter_ids(data: bytes) -> set[str]:
     YAML: cheap enough to ask of every blob a search names."""
     head = data[:4096].decode("utf-8", "replace")
     return set(_ID_LINE.findall(head.split("\n---", 1)[0]))
+
+
+def memory_id(data: bytes, path: str) -> str | None:
+    """The id of the memory file ``data`` (at ``path``, relative to .dmm/memory/) as its YAML
+    says, as the index and every reader take it; None when it does not parse. What decides
+    which memory a change retires or resolves: ``frontmatter_ids`` finds every `id:` line, and
+    a frontmatter that repeats the key names two ids of which YAML keeps only the last."""
+    memory, _ = parse_memory(data.decode("utf-8", "replace"), path)
+    return memory.id if memory is not None else None

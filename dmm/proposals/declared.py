@@ -26,6 +26,7 @@ from dmm.gitrepo import Git
 from dmm.memory.edit import FrontmatterEditError, deprecation, with_supersedes
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
 from dmm.memory.parse import frontmatter_ids, parse_memory, split_frontmatter
+from dmm.memory.parse import memory_id as parsed_id
 from dmm.memory.paths import clean_memory_path
 from dmm.proposals.model import MEMORY_ROOT, TYPES, Proposal
 from dmm.workspace import Workspace
@@ -122,18 +123,20 @@ def _supersessions(git: Git, proposal: Proposal, base: str, changed: list[str]) 
     own = _clean(proposal.new_path or proposal.path)
     mine, _ = parse_memory(_text(git, proposal.commit, own) or "", own)
     allowed: set[str] = set()
-    gone = [p for p in changed if p.startswith(MEMORY_ROOT) and p != MEMORY_ROOT + own
-            and not git.path_exists(proposal.commit, p)]
-    for memory_id in ids:
-        held = [p for p in gone if memory_id in memory_ids_in(git, base, p)]
+    # which memory each file it removes is: its YAML id, never every `id:` line of it (a
+    # repeated key would let the claim name one memory and the move retire another)
+    gone = {p: memory_id_at(git, base, p) for p in changed if p.startswith(MEMORY_ROOT)
+            and p != MEMORY_ROOT + own and not git.path_exists(proposal.commit, p)}
+    for claimed in ids:
+        held = [p for p, held_id in gone.items() if held_id == claimed]
         if len(held) != 1:
-            raise _Refused(f"it declares that it supersedes {memory_id} but does not retire it")
+            raise _Refused(f"it declares that it supersedes {claimed} but does not retire it")
         path = held[0][len(MEMORY_ROOT):]
         moved_to, expected = deprecation(path, _text(git, base, path))
         if _text(git, proposal.commit, moved_to) != expected:
-            raise _Refused(f"{memory_id} must move to {moved_to} unchanged but for its status")
-        if mine is None or memory_id not in mine.supersedes:
-            raise _Refused(f"the proposed memory must name {memory_id} in `supersedes`")
+            raise _Refused(f"{claimed} must move to {moved_to} unchanged but for its status")
+        if mine is None or claimed not in mine.supersedes:
+            raise _Refused(f"the proposed memory must name {claimed} in `supersedes`")
         allowed |= {MEMORY_ROOT + path, MEMORY_ROOT + moved_to}
     return allowed
 
@@ -157,9 +160,9 @@ def _resolution(ws: Workspace, conn: sqlite3.Connection, git: Git, proposal: Pro
     if conflict.status not in OPEN:
         raise _Refused(f"{cid} is {conflict.status} already")
     mems = {m.memory_id: m.path for m in conflict.memories}
-    for memory_id, path in mems.items():
-        if memory_id not in memory_ids_in(git, base, MEMORY_ROOT + path):
-            raise _Refused(f"{memory_id} of {cid} is not at {path} in the proposal's base")
+    for held_id, path in mems.items():
+        if memory_id_at(git, base, MEMORY_ROOT + path) != held_id:
+            raise _Refused(f"{held_id} of {cid} is not at {path} in the proposal's base")
     texts = {path: _text(git, base, path) for path in mems.values()}
     after = {path: _text(git, proposal.commit, path) for path in mems.values()}
     record = record_path(cid)
@@ -266,6 +269,25 @@ def file_problems(git: Git, rev: str, paths: list[str], max_bytes: int) -> list[
             problems.append(f"{path} is {sizes[sha]} bytes; the limit is {max_bytes} "
                             "(store.max_file_bytes): split it into smaller memories")
     return problems
+
+
+def retired_paths(git: Git, proposal: Proposal, head: str) -> list[str]:
+    """The memory files (relative to .dmm/memory/) that landing ``proposal`` on ``head`` would
+    remove, other than the one it is about, read from its branch's diff (never its trailers):
+    what a person approving it is told it retires, whoever added the commits that do it."""
+    base = git.out("merge-base", head, proposal.commit, check=False) or proposal.base
+    own = {MEMORY_ROOT + proposal.path, MEMORY_ROOT + proposal.new_path}
+    return sorted(p[len(MEMORY_ROOT):] for p in git.changed_paths(base, proposal.commit)
+                  if p.startswith(MEMORY_ROOT) and p not in own
+                  and not p.startswith(f"{MEMORY_ROOT}{DEPRECATED_DIR}/")
+                  and not git.path_exists(proposal.commit, p))
+
+
+def memory_id_at(git: Git, rev: str, path: str) -> str | None:
+    """The id of the memory at ``path`` in ``rev`` as its YAML says (None: absent or not a
+    memory): which memory a retirement or a resolution moves."""
+    blob = git.show_blob(rev, path)
+    return None if blob is None else parsed_id(blob, path.removeprefix(MEMORY_ROOT))
 
 
 def memory_ids_in(git: Git, rev: str, path: str) -> set[str]:

@@ -18,8 +18,9 @@ from dmm.memory import Memory
 from dmm.memory.edit import (FrontmatterEditError, PatchError, apply_patch, deprecation,
                              next_id, set_field, with_supersedes)
 from dmm.memory.model import DEPRECATED_DIR, SCOPES
-from dmm.memory.parse import (FrontmatterError, frontmatter_ids, load_frontmatter,
-                              parse_memory, split_frontmatter)
+from dmm.memory.parse import FrontmatterError, load_frontmatter
+from dmm.memory.parse import memory_id as parsed_id
+from dmm.memory.parse import parse_memory, split_frontmatter
 from dmm.memory.paths import clean_memory_path
 from dmm.proposals.checks.quality import size_warning
 from dmm.proposals.model import (MEMORY_ROOT, PROPOSAL_PREFIX, TYPES, Proposal,
@@ -301,8 +302,8 @@ def _named_ids(ws: Workspace, conn: sqlite3.Connection,
             try:
                 found = conn.execute("SELECT id FROM memories WHERE path = ?",
                                      (ws.memory_relpath(r.memory_id),)).fetchone()
-            except InvalidInputError:
-                found = None
+            except (InvalidInputError, OSError, ValueError):  # outside the store, a name
+                found = None  # too long for the file system, a NUL: no memory's path
             if found:
                 r = Relation(found[0], r.relation, r.note)
         out.append(r)
@@ -327,7 +328,7 @@ def _superseding(git: Git, known: dict[str, str | None], base: str, new_text: st
     for memory_id in ids:
         path = known[memory_id]
         blob = git.show_blob(base, MEMORY_ROOT + path)
-        if blob is None or memory_id not in frontmatter_ids(blob):
+        if blob is None or parsed_id(blob, path) != memory_id:
             checks.errors.append(f"{memory_id} is not committed at {path} yet: commit it "
                                  "before a proposal can supersede it")
             continue

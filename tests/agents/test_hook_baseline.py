@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -116,6 +117,8 @@ def test_the_fallback_text_is_kept_and_made_again_when_a_baseline_file_changes(s
     from dmm.agents.hook import FALLBACK_FILE, baseline_from_files
 
     ws = store.ws
+    hour_ago = time.time_ns() - 3600 * 10**9  # text from a file this old is kept
+    os.utime(ws.memory_dir / "baseline" / "deploys.md", ns=(hour_ago, hour_ago))
     first = baseline_from_files(ws)
     assert BASELINE in first and (ws.state_dir / FALLBACK_FILE).is_file()
     assert baseline_from_files(ws) == first  # kept
@@ -125,3 +128,60 @@ def test_the_fallback_text_is_kept_and_made_again_when_a_baseline_file_changes(s
     assert "Deploys go out on Tuesdays" in changed and BASELINE not in changed
     (ws.memory_dir / "baseline" / "deploys.md").unlink()
     assert baseline_from_files(ws) == ""
+
+
+def test_a_baseline_edit_within_the_same_mtime_tick_is_never_answered_stale(store):
+    """The kept text is keyed on each file's size and time: an edit of the same size that
+    lands within the file system's time tick (a second on some) leaves both as they were, so
+    text made from a file that recent is never kept (as the index re-reads such files)."""
+    from dmm.agents.hook import baseline_from_files
+
+    ws = store.ws
+    path = ws.memory_dir / "baseline" / "deploys.md"
+    before = path.stat()
+    assert "hotfixes too" in baseline_from_files(ws)
+    path.write_text(path.read_text().replace("hotfixes too", "hotfixes not"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same tick
+    assert path.stat().st_size == before.st_size
+    again = baseline_from_files(ws)
+    assert "hotfixes not" in again and "hotfixes too" not in again
+
+
+def test_the_fallback_reads_baseline_files_safely(store):
+    """A link, a FIFO and bytes that are not UTF-8 in baseline/ (a clone can commit the first
+    and the last) are skipped or reported by the store's own reading: the fallback answers
+    the baseline it can read, never blocks and never follows a link out of the store."""
+    from dmm.agents.hook import baseline_from_files
+
+    folder = store.ws.memory_dir / "baseline"
+    secret = store.root.parent / "secret.md"
+    secret.write_text(store.ws.memory_dir.joinpath("baseline/deploys.md").read_text()
+                      .replace("release train", "private ledger"))
+    (folder / "linked.md").symlink_to(secret)
+    os.mkfifo(folder / "pipe.md")
+    (folder / "latin1.md").write_bytes(b"---\nid: mem_x\n---\n\n# Caf\xe9\n")
+    text = baseline_from_files(store.ws)
+    assert BASELINE in text and "private ledger" not in text and "Caf" not in text
+
+
+def test_a_link_planted_in_the_sessions_folder_is_never_followed(store, tmp_path):
+    """`<git-dir>/dmm/sessions/` holds plain empty files: a link planted under a session's
+    name (a copied repository, another program) is neither taken as a delivery nor has its
+    target's time touched; recording the session replaces it with a file."""
+    from dmm.agents import sessions
+
+    ws = store.ws
+    sessions.record(ws, "someone-else")  # the folder exists
+    target = tmp_path / "precious"
+    target.write_text("the user's own file\n")
+    os.utime(target, ns=(10**18, 10**18))
+    planted = sessions._file(ws, "s9")
+    planted.symlink_to(target)
+    assert not sessions.delivered(ws, "s9")
+    sessions.record(ws, "s9")
+    assert target.stat().st_mtime_ns == 10**18 and target.read_text() == "the user's own file\n"
+    assert not planted.is_symlink() and sessions.delivered(ws, "s9")
+    long_and_odd = "../" * 60 + "\x00/\n"  # a hash names the file, whatever the id holds
+    sessions.record(ws, long_and_odd[:sessions.MAX_ID])
+    assert all("/" not in p.name and len(p.name) == 32
+               for p in (ws.state_dir / sessions.FOLDER).iterdir())

@@ -235,3 +235,154 @@ def test_a_supersession_waits_for_an_open_proposal_on_the_memory_it_retires(depl
     assert proc.returncode == ExitCode.INVALID_INPUT
     assert any("already open for project/deploy_days.md" in e
                for e in out["precheck_errors"]), out
+
+
+GHOST, HIDDEN = "mem_2026_03_03_gh0st1", "mem_2026_03_03_h1dden"
+
+
+def _hand_made_supersession(repo, pid: str, claimed: str, retired: str) -> None:
+    """A branch made by hand: a new memory that supersedes ``claimed`` (trailer and
+    `supersedes:`), retiring the file ``retired`` exactly as dmm would move it."""
+    from dmm.memory.edit import deprecation
+
+    root = repo.root
+    git(root, "checkout", "-q", "-b", f"dmm/proposals/{pid}")
+    (repo.memory / "project/staging.md").write_text(
+        f"---\nid: mem_2026_02_02_abcdef\nscope: project\nstatus: active\n"
+        f"supersedes: [{claimed}]\ntags: [staging]\npriority: 0.5\nconfidence: active\n---\n\n"
+        "# Staging is rebuilt on demand\n\nThe staging environment is rebuilt when a release "
+        "branch is cut, because the nightly rebuilds cost more machine time than the few "
+        "configuration mistakes they caught, and the release branch is what testers use.\n")
+    moved_to, text = deprecation(retired, (repo.memory / retired).read_text())
+    (repo.memory / moved_to).parent.mkdir(parents=True, exist_ok=True)
+    (repo.memory / moved_to).write_text(text)
+    (repo.memory / retired).unlink()
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"dmm: propose create project/staging.md\n\nr\n\n"
+        f"Dmm-Proposal: {pid}\nDmm-Type: create\nDmm-Path: project/staging.md\n"
+        f"Dmm-Memory: mem_2026_02_02_abcdef\nDmm-Relation: {claimed} supersedes\n")
+    git(root, "checkout", "-q", "main")
+
+
+def test_a_supersession_retires_only_the_memory_whose_id_the_file_has(deploys):
+    """A file's id is what its YAML says: a frontmatter that repeats `id:` (the last one
+    counts) does not let a branch "supersede" the first id, which no memory has, and retire
+    the memory the file really is without a person (no active memory named: no deferral)."""
+    from dmm.proposals.model import new_proposal_id
+
+    deploys.add("project/hidden.md", HIDDEN, "Staging is rebuilt every night",
+                "The staging environment is rebuilt from scratch every night at 02:00.",
+                extra=f"id: {GHOST}\n")  # a second `id:` key; YAML keeps the last one
+    text = (deploys.memory / "project/hidden.md").read_text()
+    text = text.replace(f"id: {HIDDEN}\n", "").replace(f"id: {GHOST}\n",
+                                                       f"id: {GHOST}\nid: {HIDDEN}\n")
+    (deploys.memory / "project/hidden.md").write_text(text)
+    git(deploys.root, "add", "-A")
+    git(deploys.root, "commit", "-qm", "a memory")
+    pid = new_proposal_id()
+    _hand_made_supersession(deploys, pid, GHOST, "project/hidden.md")
+    review = dry_run(deploys, pid)
+    assert review["decision"] == "rejected", review
+    assert any(f"supersedes {GHOST} but does not retire it" in m
+               for m in messages(review, "declared_paths")), review
+    deploys.dmm("review", "process", pid)  # rejected: nothing lands
+    assert (deploys.memory / "project/hidden.md").exists()
+
+
+def test_a_supersession_goes_to_a_person_whatever_the_cache_knows(deploys):
+    """A retirement waits for a person even when this clone's index does not know the memory
+    as active (the file is gone from the work tree, the cache is behind the branch's base):
+    the branch's own diff retires it, and judge has checked that it is the memory claimed."""
+    from dmm.proposals.model import new_proposal_id
+
+    deploys.add("project/hidden.md", HIDDEN, "Staging is rebuilt every night",
+                "The staging environment is rebuilt from scratch every night at 02:00.")
+    git(deploys.root, "add", "-A")
+    git(deploys.root, "commit", "-qm", "a memory")
+    pid = new_proposal_id()
+    _hand_made_supersession(deploys, pid, HIDDEN, "project/hidden.md")
+    (deploys.memory / "project/hidden.md").unlink()  # not in this work tree: the index has
+    review = dry_run(deploys, pid)                     # no active memory of that id
+    assert review["decision"] == "deferred", review
+    assert any(f"retires {HIDDEN}" in m for m in messages(review)), review
+
+
+def test_hostile_relation_trailers_are_shown_escaped_and_refuse_the_proposal(deploys):
+    """Trailers a branch made by hand: escape sequences in the id and the note, a byte that is
+    not UTF-8, far too many declarations. `review show` prints them escaped and exits 0; the
+    reviewer rejects the proposal (its relations cannot be read) and nothing lands."""
+    from dmm.proposals.model import new_proposal_id
+
+    root = deploys.root
+    pid = new_proposal_id()
+    git(root, "checkout", "-q", "-b", f"dmm/proposals/{pid}")
+    (deploys.memory / "project/tuesdays.md").write_text(TUESDAYS.replace(
+        "---\ntags", "---\nid: mem_2026_02_02_eeeeee\nscope: project\nstatus: active\ntags"))
+    git(root, "add", "-A")
+    hostile = [f"Dmm-Relation: \x1b]0;pwned\x07{DEPLOYS} refines \x1b[8mhidden\xff words"]
+    hostile += [f"Dmm-Relation: mem_{n:04d} refines" for n in range(200)]
+    message = (f"dmm: propose create project/tuesdays.md\n\nr\n\nDmm-Proposal: {pid}\n"
+               "Dmm-Type: create\nDmm-Path: project/tuesdays.md\n"
+               "Dmm-Memory: mem_2026_02_02_eeeeee\n" + "\n".join(hostile) + "\n")
+    (root / ".git" / "hostile-msg").write_bytes(message.encode("utf-8", "surrogateescape")
+                                               .replace("\xff".encode(), b"\xff"))
+    git(root, "commit", "-q", "-F", str(root / ".git" / "hostile-msg"))
+    git(root, "checkout", "-q", "main")
+    show = deploys.dmm("review", "show", pid)
+    assert show.returncode == 0 and "Traceback" not in show.stderr, show.stderr
+    assert "\x1b" not in show.stdout and "\x07" not in show.stdout
+    assert "relations declared; at most 20" in show.stdout
+    review = dry_run(deploys, pid)
+    assert review["decision"] == "rejected"
+    assert any("relations cannot be read" in m for m in messages(review, "declared_paths"))
+
+
+def test_a_person_confirming_an_approval_is_told_what_it_retires(deploys):
+    """The question at the terminal names every memory the approval retires, read from the
+    branch's diff: a commit added after `review show` cannot retire one unseen."""
+    pexpect = pytest.importorskip("pexpect")
+    import os
+    import sys
+
+    proc, out = propose(deploys, "--relation", f"{DEPLOYS}=supersedes:the day moved")
+    assert proc.returncode == 0, proc.stderr
+    child = pexpect.spawn(sys.executable, ["-m", "dmm", "review", "approve",
+                                           out["proposal_id"]], cwd=str(deploys.root),
+                          env=dict(os.environ), encoding="utf-8", timeout=60)
+    child.expect(r"at commit [0-9a-f]{40} \(it retires project/deploy_days\.md\): decide it")
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus != 0 and (deploys.memory / "project/deploy_days.md").exists()
+
+
+@pytest.mark.parametrize("name", ["x" * 290 + ".md", "../../../etc/passwd",
+                                  "project/" + "y" * 280 + ".md"])
+def test_a_declaration_naming_an_impossible_path_is_refused_as_no_memory(deploys, name):
+    """A memory named by a path the file system cannot hold (a component over 255 bytes) or
+    outside the store is no memory of this store: a clear refusal, exit 6, nothing proposed."""
+    proc, out = propose(deploys, "--relation", f"{name}=refines")
+    assert proc.returncode == ExitCode.INVALID_INPUT, proc.stderr
+    assert any("is no memory of this store" in e for e in out["precheck_errors"]), out
+    assert branches(deploys) == []
+
+
+def test_superseding_a_baseline_memory_waits_for_a_person(deploys):
+    """An agent can declare that its memory supersedes a baseline memory; the retirement
+    touches baseline/, so the proposal goes to a person like any baseline change."""
+    base_id = "mem_2026_01_02_bbbbbb"
+    deploys.add("baseline/deploy_days.md", base_id, "Deploys happen on Fridays",
+                "Production deploys happen on Friday afternoons, after the weekly review, "
+                "because the whole team is present to watch the rollout.", scope="baseline",
+                tags="[deploy]")
+    git(deploys.root, "add", "-A")
+    git(deploys.root, "commit", "-qm", "a baseline memory")
+    proc, out = propose(deploys, "--relation", f"{base_id}=supersedes",
+                        "--relation", f"{DEPLOYS}=contradicts")
+    assert proc.returncode == 0, proc.stderr
+    review = dry_run(deploys, out["proposal_id"])
+    assert review["decision"] == "deferred", review
+    assert any(i["category"] == "baseline" for i in review["issues"])
+    assert any(f"retires {base_id}" in m for m in messages(review))
+    deploys.dmm("review", "process", out["proposal_id"])  # deferred: nothing lands
+    assert (deploys.memory / "baseline/deploy_days.md").exists()

@@ -4,7 +4,8 @@ checks found (dmm.proposals.relations).
 Declarations are claims: each is shown (info), one naming no active memory is a warning, and a
 finding the writer did not acknowledge is shown as "undeclared" (info: it never changes the
 decision, which the finding itself already weighs). A declared supersession retires a memory,
-so the proposal goes to a person (deferred). No declaration removes a finding or adds
+so the proposal goes to a person (deferred), whether or not the index knows that memory (the
+branch's diff retires it; dmm.proposals.declared has checked it is the memory named). No declaration removes a finding or adds
 confidence: a declaration can send a proposal to a person, never approve one.
 """
 
@@ -26,15 +27,18 @@ def run(ctx: ReviewContext) -> list[Issue]:
     for r in declared:
         path = known.get(r.memory_id)
         note = f' ("{r.note}")' if r.note else ""
-        if path is None:
-            issues.append(Issue(NAME, "warning", f"the writer declares it {r.relation} "
-                                                 f"{r.memory_id}, which is no active memory "
-                                                 "of this store"))
-        elif r.relation == "supersedes":
-            issues.append(Issue(NAME, "warning", f"retires {r.memory_id} ({path}): the writer "
+        if r.relation == "supersedes":  # whatever this clone's index knows of it: judge
+            # has checked the branch retires exactly that memory, and a retirement is a
+            # person's to approve
+            where = path or "no active memory of this store's index"
+            issues.append(Issue(NAME, "warning", f"retires {r.memory_id} ({where}): the writer "
                                                  f"declares the new memory supersedes it"
                                                  f"{note}; a person approves a retirement",
                                 defers=True))
+        elif path is None:
+            issues.append(Issue(NAME, "warning", f"the writer declares it {r.relation} "
+                                                 f"{r.memory_id}, which is no active memory "
+                                                 "of this store"))
         else:
             issues.append(Issue(NAME, "info", f"the writer declares it {r.relation} "
                                               f"{r.memory_id} ({path}){note}"))
