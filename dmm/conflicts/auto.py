@@ -11,16 +11,17 @@ Resolution Algorithms"):
 - supersession: an orphaned link (A supersedes B, both active) is repaired by deprecating B;
   circular, contested and incomplete chains are left to a person;
 - scope_overlap: a person decides (the two scopes may both be intended);
-- never: a baseline memory, a conflict flagged by hand, one the narrative pass alone found (a
-  language model's question for a person), one below ``min_confidence``, or a memory without
-  a `created` date where the rule needs one.
+- never: a baseline memory, a conflict flagged by hand, one a language model took part in (the
+  narrative pass's question, or the judge's verdict that found, confirmed or lowered it: the
+  judge never decides, so its word never retires a memory), one below ``min_confidence``, or
+  a memory without a `created` date where the rule needs one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dmm.conflicts.model import PASSES, Conflict
+from dmm.conflicts.model import MODEL_METHODS, PASSES, Conflict
 from dmm.memory.model import SCOPES, Memory
 from dmm.render import count
 
@@ -124,6 +125,11 @@ def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
             steps.append(Step(c, None, None, None, "found by the narrative pass alone: a "
                                                    "person answers its question",
                               c.question or ""))
+        elif set(c.methods or ()) & set(MODEL_METHODS):
+            # the confidence (or the very conflict) rests on a model's answer, which is
+            # untrusted: a model saying "conflict" must not make dmm retire a memory
+            steps.append(Step(c, None, None, None, "a language model's verdict is part of "
+                                                   "this finding: a person decides"))
         elif c.confidence < min_confidence:
             steps.append(Step(c, None, None, None, f"detection confidence {c.confidence:.2f} is "
                                                    f"below {min_confidence:.2f}"))

@@ -18,6 +18,9 @@ ANALYZERS = METHODS[:-3]
 # narrative pass asks a language model about a scope's story). A scan keeps what they found
 # while the memories they found it in are unchanged (store.save).
 PASSES = ("manual", "narrative")
+# methods that are a language model's reading (the judge's verdicts, the narrative pass): what
+# they find or confirm is shown to a person, never acted on by dmm alone (auto.py)
+MODEL_METHODS = ("rule_extraction", "narrative")
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
 OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
 # what each resolution action leaves the conflict as

@@ -1,0 +1,35 @@
+"""The judge's surfaces attacked: what a model answer, a memory's text or a repository's
+config can make dmm do. Each test reproduces one hole that was closed (docs/guarantees.md
+names them). Real repositories, real commits, the stand-in model (tests/judge/standin)."""
+
+from __future__ import annotations
+
+from dmm.conflicts import service
+from dmm.index.refresh import open_fresh
+from tests.judge.conftest import set_judge
+from tests.judge.test_rule_extraction import (FRIDAYS, NO_FRIDAYS, PAIR, add, commit, listed,
+                                              scan)
+
+
+def _auto_steps(repo) -> dict[frozenset, object]:
+    conn, _ = open_fresh(repo.ws)
+    try:
+        steps = service.auto_plan(repo.ws, conn)
+    finally:
+        conn.close()
+    return {frozenset(m.memory_id for m in s.conflict.memories): s for s in steps}
+
+
+def test_resolve_auto_never_retires_a_memory_on_a_models_word(repo):
+    # two memories 31 days apart that contradict only in the judge's reading: the rules find
+    # nothing, the model's "conflict" at 0.9 would have made `resolve --auto` retire the
+    # older one
+    for memory in (FRIDAYS, NO_FRIDAYS):
+        add(repo, memory)
+    commit(repo)
+    set_judge(repo.root)
+    scan(repo, full=True, rule_extraction=True)
+    assert listed(repo)[PAIR]["detection_method"] == "rule_extraction"
+    step = _auto_steps(repo)[PAIR]
+    assert step.action is None and step.target is None
+    assert "language model" in step.why
