@@ -10,8 +10,9 @@ dropped.
 A judge's verdict (analyzers/rule_extraction.py) is not one of the calibrated features: it
 moves the confidence the others give. "Conflict" at confidence p: 1 - (1 - c)(1 - p), or p for
 a pair no rule found (then a contradiction, or a scope overlap across scopes); "no conflict"
-at p: a contradiction or scope overlap keeps c(1 - p/2), at least half of it (a contradiction
-the rules are sure of stays listed, the judge's "no" beside it for a person to weigh), while a
+at p: a contradiction or scope overlap keeps c(1 - p/2), at least half of it and never less
+than the minimum confidence when c was above it (a contradiction the rules report stays
+listed, the judge's "no" beside it for a person to weigh), while a
 duplicate, a supersession problem or a stale fact keeps c (the judge is asked whether rules
 contradict, not those).
 """
@@ -87,7 +88,12 @@ def merge(candidates: list[Candidate], features: dict[str, Features], min_confid
             # two texts this close are copies: a fact about them, like a supersession link,
             # whatever the shapes the calibration weighs (two guides, long texts)
             confidence = max(confidence, min(0.99, sim))
-        confidence = judged(confidence, kind, verdict, found_by_rules)
+        if found_by_rules and confidence >= min_confidence:
+            # the judge never decides: its "no" lowers what the rules report, never out of
+            # the list a person reads (there it stands beside the finding)
+            confidence = max(min_confidence, judged(confidence, kind, verdict, True))
+        else:
+            confidence = judged(confidence, kind, verdict, found_by_rules)
         if confidence < min_confidence:
             continue
         lead = max((c for c in typed if c.type == kind or kind == "scope_overlap"),

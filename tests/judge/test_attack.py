@@ -7,8 +7,8 @@ from __future__ import annotations
 from dmm.conflicts import service
 from dmm.index.refresh import open_fresh
 from tests.judge.conftest import set_judge
-from tests.judge.test_rule_extraction import (FRIDAYS, NO_FRIDAYS, PAIR, add, commit, listed,
-                                              scan)
+from tests.judge.test_rule_extraction import (FRIDAYS, NO_FRIDAYS, PAIR, VALUES, add, commit,
+                                              listed, scan, store)  # noqa: F401
 
 
 def _auto_steps(repo) -> dict[frozenset, object]:
@@ -33,3 +33,21 @@ def test_resolve_auto_never_retires_a_memory_on_a_models_word(repo):
     step = _auto_steps(repo)[PAIR]
     assert step.action is None and step.target is None
     assert "language model" in step.why
+
+
+def test_a_models_no_never_hides_a_contradiction_the_rules_report(store):
+    # the floor a team reports at: the rules' contradiction is above it, and a model that
+    # answers "no conflict" to everything would have taken it under the floor, out of every
+    # list a person reads
+    path = store.root / ".dmm" / "config.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("min_confidence = 0.5", "min_confidence = 0.6", 1),
+                    encoding="utf-8")
+    commit(store, "report from 0.6")
+    scan(store, full=True)
+    rules_only = listed(store)[VALUES]["confidence"]
+    assert rules_only * (1 - 0.9 / 2) < 0.6 <= rules_only  # what the attack needs
+    set_judge(store.root, model="standin-never")
+    scan(store, full=True, rule_extraction=True)
+    denied = listed(store)[VALUES]
+    assert denied["confidence"] == 0.6 and "no conflict" in denied["evidence"]
