@@ -75,7 +75,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
                           progress=progress, second_pass=second,
                           loaded=loaded[1:] if loaded else None)
             if methods is None:  # the cache is up to date: the other work trees may use it
-                shared.publish(ws, conn, fingerprint(cfg))
+                shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
     result.errors[:0] = notes
@@ -128,6 +128,16 @@ def _generation(conn: sqlite3.Connection) -> str | None:
     return row[0] if row else None
 
 
+def _judged_by(second) -> str:
+    """The judge whose cached verdicts a scan applies (its model as configured and prompt
+    version; "" with none): part of what a shared scan result is named by (shared.py)."""
+    if second is None:
+        return ""
+    from dmm.conflicts.analyzers.rule_extraction import PROMPT_VERSION
+
+    return f"{second.model}\0{PROMPT_VERSION}"
+
+
 def adopt(ws: Workspace, conn: sqlite3.Connection) -> bool:
     """Take the scan result another work tree kept for exactly this cache's memories (never
     waiting for another dmm's lock); True when it did."""
@@ -135,7 +145,8 @@ def adopt(ws: Workspace, conn: sqlite3.Connection) -> bool:
 
     try:
         with db.write_lock(ws.state_dir):
-            return shared.adopt(ws, conn, fingerprint(ws.config["conflicts"]))
+            return shared.adopt(ws, conn, fingerprint(ws.config["conflicts"]),
+                                _judged_by(_second_pass(ws, False, None, None)[0]))
     except (BusyError, sqlite3.OperationalError):
         return False
 

@@ -6,8 +6,10 @@ so a linked work tree (`git worktree add`, the set-up agents are given) started 
 scanned" while the main one knew the conflicts among the very same files. After every scan
 that brings a cache up to date, its conflicts are written to the clone's shared state folder
 (``<git-common-dir>/dmm/scans/``), named by a hash of everything the result depends on: each
-memory's id, path and content digest, and the analyzers' fingerprint (version, fitted
-weights, the ``[conflicts]`` settings). A cache that was never scanned (or scanned with other
+memory's id, path and content digest, the analyzers' fingerprint (version, fitted
+weights, the ``[conflicts]`` settings), and the judge whose verdicts the scan applied (its
+model and prompt version, or none): a language model's findings are adopted only by a work
+tree whose own scan would apply the same model's verdicts, never by one with the judge off. A cache that was never scanned (or scanned with other
 settings) adopts the result named by its own memories, when there is one: the same files
 scanned with the same settings, so the same conflicts a scan of its own would find.
 
@@ -47,9 +49,15 @@ def _folder(ws) -> Path | None:
     return None if shared is None else shared / FOLDER
 
 
-def publish(ws, conn: sqlite3.Connection, fingerprint: str) -> None:
+def _named(fingerprint: str, judge: str) -> str:
+    """What a kept result is named by besides the memories: the analyzers and the judge."""
+    return f"{fingerprint}\0judge:{judge}" if judge else fingerprint
+
+
+def publish(ws, conn: sqlite3.Connection, fingerprint: str, judge: str = "") -> None:
     """Keep the conflicts of the up-to-date cache ``conn`` for the other work trees (best
-    effort: a folder that cannot be written costs them a scan, never this command)."""
+    effort: a folder that cannot be written costs them a scan, never this command).
+    ``judge``: the judge whose verdicts the scan applied ("" none)."""
     from dmm.fsutil import write_atomic
 
     folder = _folder(ws)
@@ -60,8 +68,9 @@ def publish(ws, conn: sqlite3.Connection, fingerprint: str) -> None:
         folder.mkdir(mode=0o700, exist_ok=True)
         if folder.is_symlink() or not folder.is_dir():
             return
-        path = folder / f"{key(conn, fingerprint)}.json"
-        write_atomic(path, json.dumps({"fingerprint": fingerprint, "conflicts": records}))
+        path = folder / f"{key(conn, _named(fingerprint, judge))}.json"
+        write_atomic(path, json.dumps({"fingerprint": fingerprint, "judge": judge,
+                                       "conflicts": records}))
         _prune(folder)
     except OSError:
         return
@@ -89,7 +98,7 @@ def _checked(c):
     return c
 
 
-def adopt(ws, conn: sqlite3.Connection, fingerprint: str) -> bool:
+def adopt(ws, conn: sqlite3.Connection, fingerprint: str, judge: str = "") -> bool:
     """Take into the cache ``conn``, when it was never scanned with ``fingerprint``, the scan
     result another work tree kept for exactly these memories; True when it did. The caller
     holds the cache's write lock."""
@@ -100,17 +109,17 @@ def adopt(ws, conn: sqlite3.Connection, fingerprint: str) -> bool:
     folder = _folder(ws)
     if folder is None:
         return False
-    name = key(conn, fingerprint)
+    name = key(conn, _named(fingerprint, judge))
     try:
         from dmm.fsutil import UnreadableFile, read_regular
 
         data = json.loads(read_regular(folder / f"{name}.json", MAX_BYTES))
-        if data.get("fingerprint") != fingerprint:
+        if data.get("fingerprint") != fingerprint or data.get("judge", "") != judge:
             return False
         found = [_checked(store.from_dict(d)) for d in data["conflicts"]]
     except (OSError, UnreadableFile, ValueError, TypeError, KeyError, AttributeError):
         return False
-    if key(conn, fingerprint) != name:
+    if key(conn, _named(fingerprint, judge)) != name:
         return False  # the cache moved on while the file was read
     store.save(conn, found, None, "adopted", fingerprint)
     return True

@@ -51,3 +51,26 @@ def test_a_models_no_never_hides_a_contradiction_the_rules_report(store):
     scan(store, full=True, rule_extraction=True)
     denied = listed(store)[VALUES]
     assert denied["confidence"] == 0.6 and "no conflict" in denied["evidence"]
+
+
+def test_a_work_tree_with_the_judge_off_never_adopts_a_judged_scan(repo, tmp_path):
+    # the main work tree's judge found a conflict no rule finds, and its scan was kept for the
+    # other work trees by the memories' contents alone: a linked work tree with the very same
+    # memories but the judge off in its config listed the model's conflict as its own
+    from tests.conftest import Repo, git
+
+    for memory in (FRIDAYS, NO_FRIDAYS):
+        add(repo, memory)
+    commit(repo)
+    tree = tmp_path / "judge-off"
+    git(repo.root, "worktree", "add", "-q", "-b", "off", str(tree))
+    set_judge(repo.root)  # this work tree only: the branch's config keeps the judge off
+    scan(repo, full=True, rule_extraction=True)
+    assert PAIR in listed(repo)
+    side = Repo(tree)
+    conn, _ = open_fresh(side.ws)
+    try:
+        found, _ = service.conflicts(side.ws, conn, status="all")
+    finally:
+        conn.close()
+    assert PAIR not in [frozenset(m.memory_id for m in c.memories) for c in found]
