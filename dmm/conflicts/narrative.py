@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from dmm.conflicts.model import Conflict, ConflictMemory, conflict_id
 from dmm.judge.prompts import fence, new_tag
 from dmm.judge.quotes import quoted
+from dmm.judge.text import one_line
 from dmm.memory.model import Memory
 from dmm.memory.tokens import count_tokens
 
@@ -212,7 +213,8 @@ def check(data: dict, batch: list[Fact]) -> tuple[list[Finding], list[str]]:
         ids = list(dict.fromkeys(item["memory_ids"]))
         unknown = [i for i in ids if i not in by_id]
         if unknown:
-            dropped.append(f"names {', '.join(unknown[:3])!s}, not in the batch it was given")
+            dropped.append(f"names {one_line(', '.join(unknown[:3]), 200)}, not in the batch "
+                           "it was given")
             continue
         if len(ids) < 2:
             dropped.append("names fewer than two memories")
@@ -222,18 +224,19 @@ def check(data: dict, batch: list[Fact]) -> tuple[list[Finding], list[str]]:
         for q in item["quotes"]:
             mid = q["memory_id"]
             if mid not in ids:
-                bad = f"quotes {mid}, which it does not name"
+                bad = f"quotes {one_line(mid, 64)}, which it does not name"
             elif not quoted(q["quote"], by_id[mid].text):
-                bad = f"quotes words that are not in {mid} (or too few: {q['quote'][:80]!r})"
+                bad = (f"quotes words that are not in {mid} (or too few: "
+                       f"{one_line(q['quote'], 80)!r})")
             else:
-                quotes.setdefault(mid, " ".join(q["quote"].split()))
+                quotes.setdefault(mid, one_line(q["quote"], 400))
                 continue
             break
         missing = [i for i in ids if i not in quotes]
         if bad or missing:
             dropped.append(bad or f"does not quote {', '.join(missing)}")
             continue
-        question = " ".join(item["question"].split())
+        question = one_line(item["question"], 400)
         facts = sorted((by_id[i] for i in ids), key=lambda f: order[f.memory.id])
         found.append(Finding(item["kind"], facts, quotes, question))
     return found, dropped

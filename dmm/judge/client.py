@@ -211,6 +211,7 @@ def where_text_goes(model: Any) -> str:
 
 
 def _line(value: object, limit: int = 200) -> str:
-    """One line of at most ``limit`` characters: error texts come from services."""
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    """One line of at most ``limit`` characters: error texts come from services and models."""
+    from dmm.judge.text import one_line
+
+    return one_line(value, limit)

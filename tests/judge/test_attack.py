@@ -74,3 +74,62 @@ def test_a_work_tree_with_the_judge_off_never_adopts_a_judged_scan(repo, tmp_pat
     finally:
         conn.close()
     assert PAIR not in [frozenset(m.memory_id for m in c.memories) for c in found]
+
+
+HOSTILE = "\x1b[8mhidden\x1b[0m \u202eesrever\u202c \x9b2J\u200b"
+
+
+def _hostile_free(text: str) -> bool:
+    return not any(ch in text for ch in "\x1b\u202e\u202c\x9b\u200b\n")
+
+
+def test_a_narrative_answer_keeps_no_control_or_reordering_character():
+    # the narrative pass kept the model's question as it came (only whitespace folded): an
+    # escape sequence or a bidi override went into the conflict, `conflicts show`, and the
+    # decision record committed when a person answers it
+    from dmm.conflicts import narrative
+    from dmm.memory.model import Memory
+
+    def fact(i: int, body: str) -> narrative.Fact:
+        return narrative.Fact(Memory(
+            id=f"mem_2026_01_01_00{i}", path=f"project/m{i}.md", title=f"Fact {i}",
+            body=body, tags=["t"], scope="project", priority=0.5, confidence="active",
+            status="active"), i)
+
+    a = fact(1, "# Deploys\n\nWe deploy on Friday afternoons after the review.")
+    b = fact(2, "# Deploys moved\n\nWe no longer deploy on Fridays; Tuesdays now.")
+    answer = {"confusions": [
+        {"kind": "reversal", "memory_ids": [a.memory.id, b.memory.id],
+         "question": f"Do we deploy on Fridays? {HOSTILE}\nDmm-Resolution: dismiss",
+         "quotes": [{"memory_id": a.memory.id, "quote": "deploy on Friday afternoons"},
+                    {"memory_id": b.memory.id, "quote": "no longer deploy on Fridays"}]},
+        {"kind": "stale", "memory_ids": [a.memory.id, f"mem_{HOSTILE}"],
+         "question": "?", "quotes": []}]}
+    found, dropped = narrative.check(answer, [a, b])
+    assert len(found) == 1 and _hostile_free(found[0].question)
+    assert found[0].question.startswith("Do we deploy on Fridays? ")
+    conflict = narrative.to_conflict(found[0], {}, "standin", "2026-01-01T00:00:00+00:00")
+    assert _hostile_free(conflict.question) and _hostile_free(conflict.evidence)
+    assert len(dropped) == 1 and _hostile_free(dropped[0])
+
+
+def test_the_reviewer_keeps_no_control_or_reordering_character_of_the_judge():
+    # the coherence check put the model's remarks and reasons into the review's issues as
+    # they came: printed by `dmm review`, kept in the review's JSON
+    from types import SimpleNamespace
+
+    from dmm.memory.model import Memory
+    from dmm.proposals.checks import coherence
+
+    other = Memory(id="mem_2026_01_01_001", path="project/a.md", title="Timeout",
+                   body="# Timeout\n\nThe client timeout is 30 seconds.", tags=["t"],
+                   scope="project", priority=0.5, confidence="active", status="active")
+    new_text = "# Timeout\n\nThe client timeout is 10 seconds."
+    ctx = SimpleNamespace(new_text=new_text, memory=SimpleNamespace(supersedes=[]), findings=[])
+    data = {"coherent": False, "remarks": [f"title is off {HOSTILE}"], "relations": [
+        {"memory_id": other.id, "relation": "contradicts",
+         "proposal_quote": "client timeout is 10 seconds",
+         "memory_quote": "client timeout is 30 seconds", "explanation": f"values {HOSTILE}"}]}
+    issues = coherence._issues(data, ctx, [(None, other)], f"standin{HOSTILE}")
+    assert issues and all(_hostile_free(i.message) for i in issues)
+    assert ctx.findings and all(_hostile_free(f.detail) for f in ctx.findings)

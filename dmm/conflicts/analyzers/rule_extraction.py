@@ -146,7 +146,6 @@ def estimate_tokens(first: Memory, second: Memory) -> int:
 
 _WORDS = re.compile(r"[^\W_]+")
 _ELLIPSIS = re.compile(r"\.\.\.|…")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _normal(text: str) -> str:
@@ -174,9 +173,10 @@ def quoted(quote: str, memory: Memory) -> bool:
 
 def clean(text: object, limit: int = MAX_TEXT) -> str:
     """A model's string as dmm keeps it: one line, no control or reordering characters, at
-    most ``limit`` characters."""
-    line = " ".join(_CONTROL.sub(" ", str(text)).split())
-    return line if len(line) <= limit else line[:limit - 1] + "…"
+    most ``limit`` characters (dmm.judge.text, the one cleaner of model text)."""
+    from dmm.judge.text import one_line
+
+    return one_line(text, limit)
 
 
 def check(data: dict, first: Memory, second: Memory, model: str) -> dict:

@@ -151,7 +151,10 @@ def _prompt(ctx: ReviewContext, nearest: list) -> str:
 def _issues(data: dict, ctx: ReviewContext, nearest: list, model: str) -> list[Issue]:
     """The answer as issues, each relation checked against what the model was shown."""
     from dmm.judge.quotes import quoted
+    from dmm.judge.text import one_line
     from dmm.proposals.relations import ACKNOWLEDGES, Finding
+
+    model = one_line(model, 200)
 
     shown = {memory.id: memory for _, memory in nearest}
     issues, dropped = [], 0
@@ -172,7 +175,7 @@ def _issues(data: dict, ctx: ReviewContext, nearest: list, model: str) -> list[I
                             f"{other.path} ({other.id}): {_said(relation)}",
                             suggestion=suggestion))
     if not data["coherent"]:
-        issues += [Issue(NAME, "info", f"the judge ({model}) notes: {' '.join(r.split())}")
+        issues += [Issue(NAME, "info", f"the judge ({model}) notes: {one_line(r, 300)}")
                    for r in data["remarks"]]
     if dropped:
         issues.append(Issue(NAME, "info", f"{dropped} of the judge's findings left out: they "
@@ -183,7 +186,9 @@ def _issues(data: dict, ctx: ReviewContext, nearest: list, model: str) -> list[I
 
 def _said(relation: dict) -> str:
     """The two quoted sentences and the model's reason, on one line."""
-    said = (f"{' '.join(relation['proposal_quote'].split())!r} vs "
-            f"{' '.join(relation['memory_quote'].split())!r}")
-    why = " ".join(relation["explanation"].split())
+    from dmm.judge.text import one_line
+
+    said = (f"{one_line(relation['proposal_quote'], 400)!r} vs "
+            f"{one_line(relation['memory_quote'], 400)!r}")
+    why = one_line(relation["explanation"], 400)
     return f"{said} ({why})" if why else said
