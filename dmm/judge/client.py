@@ -175,7 +175,7 @@ def parse_answer(text: str, schema: dict, model_id: str) -> dict:
         raise JudgeFailed(f"{model_id} answered in prose, not the JSON asked for (a "
                           f"refusal?): {_line(body)}")
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise JudgeFailed(f"{model_id} answered malformed JSON: {_line(exc)}") from None
     if not isinstance(data, dict):
@@ -189,6 +189,12 @@ def parse_answer(text: str, schema: dict, model_id: str) -> dict:
         raise JudgeFailed(f"{model_id} answered JSON outside the schema at {at}: "
                           f"{_line(error.message)}")
     return data
+
+
+def _no_constant(name: str) -> None:
+    """NaN and the infinities are not JSON (RFC 8259), though Python reads them: NaN would
+    pass every bound of a schema, since no comparison with it is true."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def where_text_goes(model: Any) -> str:

@@ -133,3 +133,20 @@ def test_the_reviewer_keeps_no_control_or_reordering_character_of_the_judge():
     issues = coherence._issues(data, ctx, [(None, other)], f"standin{HOSTILE}")
     assert issues and all(_hostile_free(i.message) for i in issues)
     assert ctx.findings and all(_hostile_free(f.detail) for f in ctx.findings)
+
+
+def test_an_answer_with_nan_or_infinity_is_refused():
+    # Python's json reads NaN, Infinity and -Infinity, and NaN passes every minimum and
+    # maximum of a schema (no comparison with it is true): a "confidence": NaN verdict was
+    # taken, and clamped to the highest score
+    import pytest
+
+    from dmm.conflicts.analyzers.rule_extraction import SCHEMA
+    from dmm.judge.client import JudgeFailed, parse_answer
+
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        text = ('{"memory1_rules": [], "memory2_rules": [], "conflicts": [], '
+                f'"overall_conflict": false, "confidence": {constant}, "explanation": "x"}}')
+        with pytest.raises(JudgeFailed) as failed:
+            parse_answer(text, SCHEMA, "standin")
+        assert "\n" not in failed.value.message and constant in failed.value.message
