@@ -127,12 +127,14 @@ def _nearest(ctx: ReviewContext, k: int) -> list:
 
 def _prompt(ctx: ReviewContext, nearest: list) -> str:
     """The proposal and its nearest memories, every text written by someone else fenced as
-    data; dmm's own words (type, path, ids) outside the fences."""
+    data; outside the fences only dmm's own words and values it checked (the type, ids of
+    the memory id pattern, scopes, similarities). Never a path: a file name is repository
+    content, and a model obeys what stands outside the fences."""
     from dmm.judge.prompts import fence, new_tag
 
     tag = new_tag()
     p = ctx.proposal
-    lines = [f"Proposal to review: {p.type} of {p.new_path} (memory id {ctx.memory.id}).",
+    lines = [f"Proposal to review: {p.type} of the memory {ctx.memory.id}.",
              "The proposer's reason:", fence(p.reason or "(none given)", "reason", tag), "",
              "The proposed memory, as it would be committed:",
              fence(ctx.new_text, "proposal", tag), ""]
@@ -142,7 +144,7 @@ def _prompt(ctx: ReviewContext, nearest: list) -> str:
     else:
         lines.append(f"Its {len(nearest)} nearest memories in the store, nearest first:")
     for n, (similar, memory) in enumerate(nearest, 1):
-        lines.append(f"memory {n}: id {memory.id}, path {memory.path}, scope {memory.scope}, "
+        lines.append(f"memory {n}: id {memory.id}, scope {memory.scope}, "
                      f"similarity {similar.similarity:.2f}")
         lines.append(fence(memory.body, f"memory {n}", tag))
     return "\n".join(lines)
