@@ -11,7 +11,8 @@ Resolution Algorithms"):
 - supersession: an orphaned link (A supersedes B, both active) is repaired by deprecating B;
   circular, contested and incomplete chains are left to a person;
 - scope_overlap: a person decides (the two scopes may both be intended);
-- never: a baseline memory, a conflict flagged by hand, one a language model took part in (the
+- never: a baseline memory, a conflict flagged by hand, one known only from a committed decision
+  record (no scan found it: a commit can write any record), one a language model took part in (the
   narrative pass's question, or the judge's verdict that found, confirmed or lowered it: the
   judge never decides, so its word never retires a memory), one below ``min_confidence``, or
   a memory without a `created` date where the rule needs one.
@@ -106,9 +107,12 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
 
 
 def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
-         min_confidence: float) -> list[Step]:
+         min_confidence: float, detected: set[str] | None = None) -> list[Step]:
     """One Step per open conflict, most confident first. A conflict one of whose memories an
-    earlier step retires is skipped (retiring it resolves that conflict too, or changes it)."""
+    earlier step retires is skipped (retiring it resolves that conflict too, or changes it).
+    ``detected``: the ids this clone's scan found; any other conflict is known only from a
+    committed decision record, repository content that a commit can forge, and is left to a
+    person (None: every conflict was detected)."""
     steps, retired = [], set()
     for c in sorted(conflicts, key=lambda c: (-c.confidence, c.conflict_id)):
         a, b = (memories.get(m.memory_id) for m in c.memories)
@@ -116,6 +120,11 @@ def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
             steps.append(Step(c, None, None, None, f"{c.status}: a person looks at it"))
         elif a is None or b is None:
             steps.append(Step(c, None, None, None, "a memory is gone: scan again"))
+        elif detected is not None and c.conflict_id not in detected:
+            # its type, score and method are what a committed file says: never acted on
+            steps.append(Step(c, None, None, None, "known only from a committed decision "
+                                                   "record, not found by a scan: a person "
+                                                   "decides"))
         elif retired & {a.id, b.id}:
             steps.append(Step(c, None, None, None, "an earlier step retires one of its "
                                                    "memories: scan again afterwards"))

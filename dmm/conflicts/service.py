@@ -307,7 +307,8 @@ def auto_plan(ws: Workspace, conn: sqlite3.Connection, min_confidence: float | N
     found, _ = conflicts(ws, conn, status="unresolved")
     cfg = ws.config["conflicts"]
     floor = cfg["auto_min_confidence"] if min_confidence is None else min_confidence
-    return auto.plan(found, memories_of(conn, found), cfg, floor)
+    detected = store.detected(conn, [c.conflict_id for c in found])
+    return auto.plan(found, memories_of(conn, found), cfg, floor, detected)
 
 
 def undo(ws: Workspace, cid: str, reason: str) -> resolver.ResolutionResult:

@@ -150,3 +150,26 @@ def test_an_answer_with_nan_or_infinity_is_refused():
         with pytest.raises(JudgeFailed) as failed:
             parse_answer(text, SCHEMA, "standin")
         assert "\n" not in failed.value.message and constant in failed.value.message
+
+
+def test_resolve_auto_never_acts_on_a_conflict_only_a_committed_record_claims(repo):
+    # a decision record is repository content: a commit can add one that says "unresolved
+    # duplicate at 0.99" about two memories no scan finds in conflict, with any detection
+    # method (a judge's, a rule's); `resolve --auto` retired the older memory on its word
+    import json
+
+    from dmm.conflicts.model import conflict_id
+    from tests.judge.test_rule_extraction import STYLE
+
+    for memory in (FRIDAYS, STYLE):
+        add(repo, memory)
+    cid = conflict_id(FRIDAYS[0], STYLE[0])
+    record = {"conflict_id": cid, "memories": sorted([FRIDAYS[0], STYLE[0]]),
+              "status": "unresolved", "type": "duplicate", "detection_method": "duplicate",
+              "confidence": 0.99, "description": "duplicate", "evidence": "planted"}
+    folder = repo.root / ".dmm" / "conflicts"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{cid}.json").write_text(json.dumps(record), encoding="utf-8")
+    commit(repo, "a record nobody's scan made")
+    step = _auto_steps(repo)[frozenset((FRIDAYS[0], STYLE[0]))]
+    assert step.action is None and step.target is None
