@@ -188,17 +188,23 @@ def serve(ws, delay: float = 0.0) -> None:
     is started after ``delay`` seconds; otherwise this process builds the store's index
     itself, in a background thread, after ``delay`` seconds (answering by words meanwhile)."""
     global _delegated
+    from dmm.index.refresh import warm_in_background
+
     if ws.config["semantic"]["enabled"] and ws.config["semantic"]["background"] and \
             model.unavailable() is None:
         from dmm.index import watch
 
         watch.enable()  # it still serves its other tools from its own cache, without walks
+        # the client's first call comes seconds later: the cache is brought up to date
+        # meanwhile (a query during a first build answers from the baseline: query/run.py)
+        warm_in_background(ws)
         _delegated = True
         thread = threading.Thread(target=_wake, args=(ws, delay), daemon=True,
                                   name="dmm-wake")
         thread.start()
         return
     enable()
+    warm_in_background(ws)
     if ws.config["semantic"]["enabled"] and model.unavailable() is None:
         if delay:
             timer = threading.Timer(delay, start_sync, args=(ws,))
