@@ -61,7 +61,8 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
     resident.enable()
     if not db.usable(ws.state_dir):
         return resident.state(None, conn)  # an in-memory cache per connection: nothing to share
-    return resident.state(ws.state_dir, conn, connect=lambda: db.connect(ws.state_dir))
+    return resident.state(ws.state_dir, conn, connect=lambda: db.connect(ws.state_dir),
+                          limit=service.resident_limit(ws))
 
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
