@@ -240,12 +240,14 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
             removed = sorted(p for p in known if p not in disk)
             for path in removed:
                 _forget(conn, path)
-            recent = time.time_ns() - store.RACY_NS
             snapshot = dict(disk)
             for done, path in enumerate(changed, 1):
                 _forget(conn, path)
                 memory, problems = store.read(ws.memory_dir, path, max_bytes)
-                if disk[path][1] > recent:
+                # racy when changed within RACY_NS of this read (not of the refresh's start:
+                # a first build takes seconds, and every file a checkout had just written
+                # would be read again by the next refresh)
+                if disk[path][1] > time.time_ns() - store.RACY_NS:
                     snapshot[path] = (disk[path][0], -1)
                 _insert_problems(conn, problems)
                 if memory is not None:
