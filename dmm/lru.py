@@ -19,9 +19,24 @@ def recent(table: dict, key, make: Callable[[], V], limit: int,
     (being built: dropping it would waste the work). The caller holds the table's lock."""
     value = table.pop(key) if key in table else make()
     table[key] = value  # a dict keeps insertion order: the last is the most recent
+    dropped = False
     for old in list(table):
         if len(table) <= max(1, limit):
             break
         if old != key and not in_use(old):
             del table[old]
+            dropped = True
+    if dropped:
+        give_back()
     return value
+
+
+def give_back() -> None:
+    """Return freed memory to the system: glibc keeps a freed heap for reuse, so without this
+    a dropped work tree's postings would leave the process as large as before (its RSS)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)  # the symbols the process has loaded: its libc's
+    except (OSError, AttributeError, TypeError):
+        pass  # not glibc (macOS, musl): the memory is reused by the process instead
