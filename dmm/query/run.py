@@ -19,6 +19,7 @@ from dmm.workspace import Workspace
 # how a pack's cache was opened, besides fresh
 STALE = "stale"  # another dmm was updating it: as it was before
 FIRST_BUILD = "first build"  # another dmm was building it for the first time: baseline only
+FIRST_BUILD_WAIT_S = 0.5  # what a query waits for another dmm's first build, at most
 FIRST_BUILD_NOTE = ("the memory index is being built for the first time (another dmm is "
                     "reading every memory file): only the baseline memories, read from their "
                     "files; ask again in a moment")
@@ -28,18 +29,21 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
     """(the fresh cache, None); when another dmm holds it: (the cache as it is, STALE) for the
     impatient (an agent's hook), and for anyone while that dmm builds it for the first time
     (a new clone, a long-lived server warming it as it starts: seconds for thousands of
-    memories), (the baseline memories read from their files, FIRST_BUILD) rather than wait."""
+    memories), (the baseline memories read from their files, FIRST_BUILD) rather than wait
+    more than FIRST_BUILD_WAIT_S for it."""
     from dmm.index.refresh import baseline_only
 
-    if not db.ever_filled(ws.state_dir) and db.usable(ws.state_dir):
+    deadline = time.monotonic() + FIRST_BUILD_WAIT_S
+    while not db.ever_filled(ws.state_dir) and db.usable(ws.state_dir):
         try:
             with db.impatient():  # the first build: done here when no one else is at it
                 return open_fresh(ws)[0], None
         except (BusyError, sqlite3.OperationalError) as exc:
             if isinstance(exc, sqlite3.OperationalError) and not db.busy(exc):
                 raise
-        if not db.ever_filled(ws.state_dir):  # still building (it commits once)
+        if time.monotonic() >= deadline:  # a long build (thousands of files): not waited for
             return baseline_only(ws), FIRST_BUILD
+        time.sleep(0.02)  # a small store's first build ends within the wait
     try:
         return open_fresh(ws)[0], None
     except (BusyError, sqlite3.OperationalError) as exc:
