@@ -209,7 +209,8 @@ def in_memory() -> sqlite3.Connection:
 def ever_filled(state_dir: Path) -> bool:
     """Whether a refresh ever committed to the cache in ``state_dir`` (read-only, never
     waits, never creates it): false for a new clone or work tree, whose first refresh reads
-    every memory file, and while that first refresh is under way (it commits once)."""
+    every memory file, and while that first refresh is under way (it commits once); true
+    when a lock keeps it from being read (it cannot tell)."""
     path = state_dir / DB_NAME
     if path in _FILLED:
         return True  # a long-lived process asks on every query: one look is enough
@@ -221,8 +222,10 @@ def ever_filled(state_dir: Path) -> bool:
             filled = conn.execute("SELECT 1 FROM meta WHERE key = 'files'").fetchone()
         finally:
             conn.close()
-    except sqlite3.Error:
-        return False
+    except sqlite3.Error as exc:
+        # locked (an exclusive transaction): cannot tell, so not taken for a first build
+        # (the caller then meets the lock as any command does); else unreadable: not filled
+        return busy(exc)
     if filled:
         _FILLED.add(path)
     return filled is not None
