@@ -214,7 +214,10 @@ def ever_filled(state_dir: Path) -> bool:
     path = state_dir / DB_NAME
     if path in _FILLED:
         return True  # a long-lived process asks on every query: one look is enough
-    if not path.is_file():
+    try:
+        if not path.is_file():
+            return False
+    except OSError:  # a folder this user may not read (another's clone): no cache to wait for
         return False
     try:
         conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=IMPATIENT_BUSY_S)

@@ -35,7 +35,7 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
 
     # a hook (impatient) has less than a second in all: it does not wait at all
     deadline = time.monotonic() + (0.0 if db.is_impatient() else FIRST_BUILD_WAIT_S)
-    while not db.ever_filled(ws.state_dir) and db.usable(ws.state_dir):
+    while db.usable(ws.state_dir) and not db.ever_filled(ws.state_dir):
         try:
             with db.impatient():  # the first build: done here when no one else is at it
                 return open_fresh(ws)[0], None
