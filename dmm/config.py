@@ -59,6 +59,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "enabled": True,  # rank and compare by meaning too (a local model; docs/semantic.md)
         "background": True,  # the CLI and hooks ask a per-repository background process
         "idle_minutes": 30,  # the background process exits after this long without a request
+        # the work trees whose index and postings the background process keeps in memory at
+        # once (the least recently asked of is dropped and read again when next asked of)
+        "resident_worktrees": 4,
     },
     "usage": {
         "enabled": True,  # log each `dmm query` in <git-common-dir>/dmm/usage.sqlite3
@@ -108,6 +111,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "conflicts.auto_age_days": (0, 100_000),
     "agents.hook_budget": (1, 1_000_000),
     "semantic.idle_minutes": (1, 10_080),
+    "semantic.resident_worktrees": (1, 1000),
     "agents.hook_max_chars": (200, 1_000_000),
     "narrative.batch_tokens": (500, 1_000_000),
     "narrative.overlap_tokens": (0, 500_000),

@@ -73,7 +73,18 @@ def pack(ws: Workspace, task: str, *, budget: int | None = None, scopes=(), tags
 def show(ws: Workspace, key: str) -> dict:
     """One memory by id or path (`dmm show --json`)."""
     from dmm.lookup import find_memory, memory_record
+    from dmm.query.run import FIRST_BUILD, open_cache
 
+    conn, how = open_cache(ws)  # while another dmm builds it first: the baseline alone
+    try:
+        return memory_record(*find_memory(ws, conn, key))
+    except NotFoundError:
+        if how != FIRST_BUILD:
+            raise
+    finally:
+        conn.close()
+    # not a baseline memory (the only ones a pack could name yet): the cache being built
+    # knows it
     with _cache(ws) as conn:
         return memory_record(*find_memory(ws, conn, key))
 

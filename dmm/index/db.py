@@ -129,9 +129,7 @@ def connect(state_dir: Path) -> sqlite3.Connection:
         except fsutil.LinkRefused as exc:
             FALLBACK_REASON = f"{exc}: answering from the memory files without a cache"
     if not usable(state_dir):
-        conn = sqlite3.connect(":memory:", isolation_level=None)
-        _fill(conn)
-        return conn
+        return in_memory()
     _remove_dead_builds(state_dir)
     for _ in range(3):
         try:
@@ -199,6 +197,44 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True  # someone else's live process
     return True
+
+
+def in_memory() -> sqlite3.Connection:
+    """An empty cache in memory, with the schema: one this connection alone sees."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    _fill(conn)
+    return conn
+
+
+def ever_filled(state_dir: Path) -> bool:
+    """Whether a refresh ever committed to the cache in ``state_dir`` (read-only, never
+    waits, never creates it): false for a new clone or work tree, whose first refresh reads
+    every memory file, and while that first refresh is under way (it commits once); true
+    when a lock keeps it from being read (it cannot tell)."""
+    path = state_dir / DB_NAME
+    if path in _FILLED:
+        return True  # a long-lived process asks on every query: one look is enough
+    try:
+        if not path.is_file():
+            return False
+    except OSError:  # a folder this user may not read (another's clone): no cache to wait for
+        return False
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=IMPATIENT_BUSY_S)
+        try:
+            filled = conn.execute("SELECT 1 FROM meta WHERE key = 'files'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        # locked (an exclusive transaction): cannot tell, so not taken for a first build
+        # (the caller then meets the lock as any command does); else unreadable: not filled
+        return busy(exc)
+    if filled:
+        _FILLED.add(path)
+    return filled is not None
+
+
+_FILLED: set[Path] = set()
 
 
 def _fill(conn: sqlite3.Connection) -> None:

@@ -11,6 +11,7 @@ import json
 import marshal
 import os
 import sqlite3
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -63,6 +64,40 @@ def open_fresh(ws: Workspace, progress: Progress | None = None,
             with db.write_lock(ws.state_dir):
                 db.create(ws.state_dir / db.DB_NAME)
     raise AssertionError("unreachable")
+
+
+def warm_in_background(ws: Workspace) -> threading.Thread:
+    """Bring the cache of ``ws`` up to date in a daemon thread, at once: a long-lived server
+    (`dmm mcp`, `dmm serve`) calls it as it starts, since its client's first call comes
+    seconds later and the first refresh of a new clone reads every memory file (seconds for
+    thousands). A failure is left for that first call to meet and report."""
+    def run() -> None:
+        try:
+            open_fresh(ws)[0].close()
+        except Exception:  # noqa: BLE001 - the next call says what is wrong, in its answer
+            pass
+
+    thread = threading.Thread(target=run, daemon=True, name="dmm-warm-cache")
+    thread.start()
+    return thread
+
+
+def baseline_only(ws: Workspace) -> sqlite3.Connection:
+    """A cache in memory holding the baseline memories alone, read from their files (at most
+    MAX_BASELINE_FILES): what a query answers from, at once, while another dmm builds the
+    cache for the first time (a new clone: seconds for thousands of memories)."""
+    max_bytes = int(ws.config["store"]["max_file_bytes"])
+    conn = db.in_memory()
+    conn.execute("BEGIN")
+    for rel in sorted(store.scan(ws.memory_dir / "baseline"))[:MAX_BASELINE_FILES]:
+        memory, _ = store.read(ws.memory_dir, "baseline/" + rel, max_bytes)
+        if memory is not None and memory.scope == "baseline":
+            _insert_memory(conn, memory)
+    conn.execute("COMMIT")
+    return conn
+
+
+MAX_BASELINE_FILES = 200  # read by baseline_only: its cost stays bounded whatever the store
 
 
 def rebuild(ws: Workspace, progress: Progress | None = None,
@@ -205,12 +240,14 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
             removed = sorted(p for p in known if p not in disk)
             for path in removed:
                 _forget(conn, path)
-            recent = time.time_ns() - store.RACY_NS
             snapshot = dict(disk)
             for done, path in enumerate(changed, 1):
                 _forget(conn, path)
                 memory, problems = store.read(ws.memory_dir, path, max_bytes)
-                if disk[path][1] > recent:
+                # racy when changed within RACY_NS of this read (not of the refresh's start:
+                # a first build takes seconds, and every file a checkout had just written
+                # would be read again by the next refresh)
+                if disk[path][1] > time.time_ns() - store.RACY_NS:
                     snapshot[path] = (disk[path][0], -1)
                 _insert_problems(conn, problems)
                 if memory is not None:

@@ -46,15 +46,18 @@ def enable() -> None:
     _enabled = True
 
 
-def state(key, conn: sqlite3.Connection, connect=None) -> State | None:
+def state(key, conn: sqlite3.Connection, connect=None, limit: int = 4) -> State | None:
     """The in-memory state of the cache ``conn`` reads (in its read transaction), or None in a
     short-lived process. ``key`` names the store (its index folder). With ``connect`` (a
     function opening a new connection to that cache), a new state whose postings were read
-    anew starts reading all of them in a background thread."""
+    anew starts reading all of them in a background thread. At most ``limit`` stores are
+    kept, the least recently used dropped (dmm/lru.py: semantic.resident_worktrees)."""
+    from dmm.lru import recent
+
     if not _enabled:
         return None
     with _lock:
-        resident = _stores.setdefault(key, _Resident())
+        resident = recent(_stores, key, _Resident, limit)
     st = resident.state(conn)
     if connect is not None and resident.preloaded_ref != st.ref_id:
         resident.start_preload(connect, st)

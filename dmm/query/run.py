@@ -16,16 +16,42 @@ from dmm.workspace import Workspace
 
 
 
-def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, bool]:
-    """The fresh cache (False), or, when impatient (an agent's hook) and another dmm holds it,
-    the cache as it is (True)."""
+# how a pack's cache was opened, besides fresh
+STALE = "stale"  # another dmm was updating it: as it was before
+FIRST_BUILD = "first build"  # another dmm was building it for the first time: baseline only
+FIRST_BUILD_WAIT_S = 0.5  # what a query waits for another dmm's first build, at most
+FIRST_BUILD_NOTE = ("the memory index is being built for the first time (another dmm is "
+                    "reading every memory file): only the baseline memories, read from their "
+                    "files; ask again in a moment")
+
+
+def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
+    """(the fresh cache, None); when another dmm holds it: (the cache as it is, STALE) for the
+    impatient (an agent's hook), and for anyone while that dmm builds it for the first time
+    (a new clone, a long-lived server warming it as it starts: seconds for thousands of
+    memories), (the baseline memories read from their files, FIRST_BUILD) rather than wait
+    more than FIRST_BUILD_WAIT_S for it."""
+    from dmm.index.refresh import baseline_only
+
+    # a hook (impatient) has less than a second in all: it does not wait at all
+    deadline = time.monotonic() + (0.0 if db.is_impatient() else FIRST_BUILD_WAIT_S)
+    while db.usable(ws.state_dir) and not db.ever_filled(ws.state_dir):
+        try:
+            with db.impatient():  # the first build: done here when no one else is at it
+                return open_fresh(ws)[0], None
+        except (BusyError, sqlite3.OperationalError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and not db.busy(exc):
+                raise
+        if time.monotonic() >= deadline:  # a long build (thousands of files): not waited for
+            return baseline_only(ws), FIRST_BUILD
+        time.sleep(0.02)  # a small store's first build ends within the wait
     try:
-        return open_fresh(ws)[0], False
+        return open_fresh(ws)[0], None
     except (BusyError, sqlite3.OperationalError) as exc:
         if not db.is_impatient() or (isinstance(exc, sqlite3.OperationalError)
                                      and not db.busy(exc)):
             raise
-    return db.connect(ws.state_dir), True  # a BusyError here: not even readable now
+    return db.connect(ws.state_dir), STALE  # a BusyError here: not even readable now
 
 
 def _resident(ws: Workspace, conn: sqlite3.Connection):
@@ -40,7 +66,8 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
     resident.enable()
     if not db.usable(ws.state_dir):
         return resident.state(None, conn)  # an in-memory cache per connection: nothing to share
-    return resident.state(ws.state_dir, conn, connect=lambda: db.connect(ws.state_dir))
+    return resident.state(ws.state_dir, conn, connect=lambda: db.connect(ws.state_dir),
+                          limit=service.resident_limit(ws))
 
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
@@ -67,13 +94,16 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                        tags=tuple(t.strip() for t in tags if t.strip()),
                        all_tags=tuple(t.strip() for t in all_tags if t.strip()),
                        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated)
-    conn, stale = open_cache(ws)
+    conn, how = open_cache(ws)
     try:
         from dmm.semantic import service  # light: the model loads only in long-lived processes
 
-        index, note = service.for_query(ws, conn)
-        note = note or next(iter(notes), None)
-        if not stale and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
+        if how == FIRST_BUILD:  # nothing to rank but the baseline, nothing to keep from it
+            index, note = None, FIRST_BUILD_NOTE
+        else:
+            index, note = service.for_query(ws, conn)
+            note = note or next(iter(notes), None)
+        if how is None and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
                                           ).fetchone():
             # a linked work tree: another one may have scanned these very memories
             from dmm.conflicts.service import adopt
@@ -89,7 +119,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             opts.with_baseline = for_model != "prompt"
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
-                              resident=_resident(ws, conn))
+                              resident=None if how == FIRST_BUILD else _resident(ws, conn))
         if db.FALLBACK_REASON and not conn.execute(
                 "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
             # no cache can keep a scan here (a read-only store): check the pack's own
@@ -102,7 +132,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                 pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index)
         if note:
             pack.notes.append(note)
-        if stale:
+        if how == STALE:
             pack.warnings.append("another dmm is updating the cache: this pack is from the "
                                  "cache as it was before")
         if for_model is not None:

@@ -87,9 +87,10 @@ def hybrid_resident(st, conn: sqlite3.Connection, task: str, where: str, params:
     """``hybrid_rank`` over the postings a long-lived process keeps (query/resident.py): the
     same fusion on arrays, as a lazy ranking the pack reads from its head; None when that
     state cannot answer (the caller ranks by SQL)."""
-    import numpy as np
-
     from dmm.query import resident
+    from dmm.semantic.model import numpy
+
+    np = numpy()
 
     scored = resident.lexical_scores(st, conn, task, cfg)
     if scored is None:

@@ -85,9 +85,26 @@ def numpy():
     (6,000 x 384). Effective only before numpy's first import, as in every process that
     embeds (none imports it before)."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    import numpy as np
+    with _IMPORTING:
+        import numpy as np
 
     return np
+
+
+# numpy and onnxruntime are imported by one thread at a time: a query's thread importing numpy
+# while the index's thread imported onnxruntime (which imports numpy) left numpy half made,
+# and every later answer of that background process said "ranked by words: ImportError:
+# cannot load module more than once per process" (seen in the first-minute benchmark)
+_IMPORTING = threading.RLock()
+
+
+def runtime():
+    """onnxruntime, imported as ``numpy`` is (one thread at a time)."""
+    with _IMPORTING:
+        numpy()
+        import onnxruntime as ort
+
+    return ort
 
 
 def switched_off() -> bool:
@@ -234,8 +251,9 @@ def _owner_gone(name: str) -> bool:
 def _derive(folder: Path, stem: str) -> Path:
     """Quantize the pinned model (int8 weights per output channel, uint8 activations computed
     per batch) into ``folder``; atomic: a reader sees the whole file or none."""
-    import onnxruntime as ort
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    ort = runtime()
+    with _IMPORTING:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
 
     weights = _checked(model_file(), MODEL_SHA256)
     folder.mkdir(parents=True, exist_ok=True)
@@ -329,7 +347,7 @@ class Model:
         if why:
             raise ModelUnavailable(why)
         np = numpy()
-        import onnxruntime as ort
+        ort = runtime()
 
         self._np = np
         if pinned:

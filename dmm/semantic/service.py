@@ -79,11 +79,28 @@ def _key(ws) -> tuple[Path, Path | None]:
     return ws.state_dir, state.shared_folder(ws)
 
 
-def _index(key: tuple[Path, Path | None]) -> SemanticIndex:
+def resident_limit(ws) -> int:
+    """How many work trees' indexes and postings this process keeps in memory at once."""
+    return int(ws.config["semantic"]["resident_worktrees"])
+
+
+def _index(key: tuple[Path, Path | None], limit: int) -> SemanticIndex:
+    """The index of ``key``, now the most recently used; past ``limit`` work trees, the least
+    recently used one not being built is dropped (dmm/lru.py)."""
+    from dmm.lru import recent
+
+    def building(old) -> bool:
+        thread = _threads.get(old)
+        return thread is not None and thread.is_alive()
+
     with _lock:
-        if key not in _indexes:
-            _indexes[key] = SemanticIndex(key[1], threads=1)  # never both cores
-        return _indexes[key]
+        index = recent(_indexes, key, lambda: SemanticIndex(key[1], threads=1),  # one core
+                       limit, in_use=building)
+        for gone in [k for k in _threads if k not in _indexes]:
+            if not _threads[gone].is_alive():
+                del _threads[gone]
+                _failed.pop(gone, None)
+        return index
 
 
 def start_sync(ws) -> threading.Thread | None:
@@ -109,7 +126,7 @@ def _sync(ws, key: tuple) -> None:
     try:
         conn, _ = open_fresh(ws)
         try:
-            _index(key).sync(conn)
+            _index(key, resident_limit(ws)).sync(conn)
         finally:
             conn.close()
         _failed.pop(key, None)
@@ -153,7 +170,7 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
     if why:
         return None, BY_WORDS + why
     key = _key(ws)
-    index = _index(key)
+    index = _index(key, resident_limit(ws))
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     if index.ready and index.generation == (row[0] if row else ""):
         return index, None
@@ -188,17 +205,23 @@ def serve(ws, delay: float = 0.0) -> None:
     is started after ``delay`` seconds; otherwise this process builds the store's index
     itself, in a background thread, after ``delay`` seconds (answering by words meanwhile)."""
     global _delegated
+    from dmm.index.refresh import warm_in_background
+
     if ws.config["semantic"]["enabled"] and ws.config["semantic"]["background"] and \
             model.unavailable() is None:
         from dmm.index import watch
 
         watch.enable()  # it still serves its other tools from its own cache, without walks
+        # the client's first call comes seconds later: the cache is brought up to date
+        # meanwhile (a query during a first build answers from the baseline: query/run.py)
+        warm_in_background(ws)
         _delegated = True
         thread = threading.Thread(target=_wake, args=(ws, delay), daemon=True,
                                   name="dmm-wake")
         thread.start()
         return
     enable()
+    warm_in_background(ws)
     if ws.config["semantic"]["enabled"] and model.unavailable() is None:
         if delay:
             timer = threading.Timer(delay, start_sync, args=(ws,))

@@ -131,8 +131,9 @@ def tool_result(answer: dict) -> str:
     if stats:
         extra.append(f"ranking {stats.get('ranking')}, {len(data.get('baseline', []))} "
                      f"baseline + {len(data.get('retrieved', []))} retrieved")
-    return ("TOOL ERROR: " if result.get("isError") else "") + ", ".join(
-        extra + [said(text)])
+    if result.get("isError"):
+        return f"TOOL ERROR: {text[:300]}"
+    return ", ".join(extra + [said(text)])
 
 
 def rss_mb(pid: int | None) -> str:
