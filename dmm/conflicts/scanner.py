@@ -205,9 +205,12 @@ def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, Term
     weights: dict[int, array] = defaultdict(lambda: array("d"))
 
     def take(rows) -> None:
-        for doc, term, weight in rows:
-            terms[doc].append(sys.intern(term))
-            weights[doc].append(weight)
+        try:
+            for doc, term, weight in rows:
+                terms[doc].append(sys.intern(term))
+                weights[doc].append(weight)
+        except TypeError as exc:  # a damaged page SQLite did not notice: a NULL or a blob
+            raise sqlite3.DatabaseError(f"malformed postings in the cache: {exc}") from exc
 
     if docs is None:
         take(conn.execute("SELECT doc, term, weight FROM postings"))
