@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from dmm.conflicts import store
 from dmm.conflicts.model import STATUS_AFTER, Conflict, check_conflict_id, pair_key
 from dmm.errors import AlreadyDecidedError, InvalidInputError, NotFoundError
-from dmm.gitrepo import Git, commit_message
+from dmm.gitrepo import Git, commit_message, trailer_values
 from dmm.fsutil import file_lock
 from dmm.landing import land
 from dmm.memory.edit import (FrontmatterEditError, deprecation, next_id, set_field,
@@ -48,6 +48,7 @@ class ResolutionRequest:
     path: str | None = None  # merge: where the merged memory goes (relative to .dmm/memory/)
     clarifications: dict[str, str] = field(default_factory=dict)  # clarify: memory -> text
     resolved_by: str | None = None  # default: git's user.name
+    until: str | None = None  # defer: an ISO date; the conflict is open again from that day
 
 
 @dataclass
@@ -146,16 +147,22 @@ def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date)
     return with_supersedes(text, current, sorted({a.id, b.id}))
 
 
-def merge_draft(a: Memory, b: Memory) -> str:
-    """A starting point for a merged memory: the newer title, both bodies (newer first)."""
-    first = newest(a, b)
+def merge_draft(a: Memory, b: Memory, added: dict[str, int] | None = None) -> str:
+    """A starting point for a merged memory: the newer title, both bodies (newer first);
+    ``added`` as in ``newest``."""
+    first = newest(a, b, added)
     second = b if first is a else a
     return f"# {first.title}\n\n{first.content.strip()}\n\n{second.content.strip()}\n"
 
 
-def newest(a: Memory, b: Memory) -> Memory:
-    """The more recently created memory (by `created`, then id)."""
-    return max((a, b), key=lambda m: (m.created or dt.date.min, m.id))
+def newest(a: Memory, b: Memory, added: dict[str, int] | None = None) -> Memory:
+    """The more recently created memory: by `created`, then by the commit that added it
+    (``added``: memory id -> its rank in git's history), then by id."""
+    if a.created != b.created and a.created is not None and b.created is not None:
+        return a if a.created > b.created else b
+    from dmm.conflicts.auto import ordered
+
+    return ordered(a, b, added)[0]
 
 
 SLUG_CHARS = 40
@@ -262,6 +269,8 @@ def decision_record(conflict: Conflict, status: str, action: str, reason: str, w
             "confidence": round(conflict.confidence, 3), "description": conflict.description,
             "evidence": conflict.evidence, "reason": reason.strip(), "by": who,
             "at": now.isoformat(timespec="seconds"),
+            # when it was first found: `conflicts stats` times resolutions from it
+            "detected_at": conflict.detected_at or None,
             **{k: v for k, v in {"question": conflict.question, **details}.items() if v}}
 
 
@@ -303,7 +312,10 @@ def _check_still_open(git: Git, rev: str, conflict: Conflict) -> None:
         now = json.loads(blob).get("status") if blob is not None else "unresolved"
     except (ValueError, AttributeError):
         now = None
-    if now is not None and now != conflict.status:
+    # what the committed record said when the conflict was read (a deferral that has run
+    # out reads as unresolved, but its record still says deferred)
+    seen = (conflict.decision or {}).get("status") or "unresolved"
+    if now is not None and now != seen:
         raise AlreadyDecidedError(f"{conflict.conflict_id} was already {now} meanwhile, by "
                                 "another command", hint="`dmm conflicts show "
                                                         f"{conflict.conflict_id}` shows it now")
@@ -343,6 +355,10 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         raise InvalidInputError(f"{action} changes no memory, so there is nothing to review: "
                                 "run it without --propose")
     today = today or dt.date.today()
+    if request.until is not None:
+        if action != "defer":
+            raise InvalidInputError("--until goes with defer: the day a deferral ends")
+        request.until = check_until(request.until, today)
     who = request.resolved_by or git.user_name()
     outcome = ResolutionResult(True, conflict.conflict_id, action, reason=request.reason.strip())
 
@@ -363,7 +379,8 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
                                  target=change.deprecated if action == "deprecate" else None,
                                  created=change.created, deprecated=change.deprecated,
                                  modified=change.modified,
-                                 clarifications=request.clarifications or None)
+                                 clarifications=request.clarifications or None,
+                                 suppressed_until=request.until if action == "defer" else None)
         files = {**change.files, store.record_path(conflict.conflict_id):
                  json.dumps(record, indent=2, ensure_ascii=False) + "\n"}
         blobs = {p: None if t is None else git.hash_blob(t.encode()) for p, t in files.items()}
@@ -372,6 +389,8 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         pairs += [("Dmm-Memory", m.memory_id) for m in conflict.memories]
         pairs += [("Dmm-Target", i) for i in change.deprecated if action == "deprecate"]
         pairs += [("Dmm-Created", i) for i in change.created]
+        if action == "defer" and request.until:
+            pairs.append(("Dmm-Until", request.until))
         pairs += [("Dmm-Reason", request.reason), ("Dmm-Resolved-By", who)]
         cid = conflict.conflict_id
         subject = {"deprecate": f"dmm: resolve {cid} by deprecating {', '.join(change.deprecated)}",
@@ -408,6 +427,80 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
     return outcome
 
 
+def check_until(until: str, today: dt.date) -> str:
+    """``until`` as an ISO date after ``today``: the day a deferral ends."""
+    try:
+        day = dt.date.fromisoformat(until.strip())
+    except (ValueError, AttributeError):
+        raise InvalidInputError(f"--until takes a date as YYYY-MM-DD, got {until!r}") from None
+    if day <= today:
+        raise InvalidInputError(f"--until {day} is not in the future: a deferral ends on a "
+                                "later day (or give no --until: deferred until someone decides)")
+    return day.isoformat()
+
+
+@dataclass
+class BatchResult:
+    """Several conflicts dismissed or deferred by one commit."""
+
+    action_taken: str
+    conflict_ids: list[str]
+    commit: str | None = None
+    branch: str | None = None
+    changed_paths: list[str] = field(default_factory=list)
+    reason: str = ""
+    until: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"success": True, **self.__dict__}
+
+
+def decide_many(git: Git, conflicts: list[Conflict], action: str, reason: str, *,
+                until: str | None = None, who: str | None = None,
+                today: dt.date | None = None) -> BatchResult:
+    """Dismiss or defer every conflict of ``conflicts`` as one commit (one decision record
+    each, and one Dmm-Conflict trailer each: `undo` of one of them reverts its record only).
+    Nothing is committed when any of them was decided meanwhile."""
+    if action not in ("dismiss", "defer"):
+        raise InvalidInputError("only dismiss and defer decide several conflicts at once")
+    if not reason.strip():
+        raise InvalidInputError("a reason is required: say why")
+    if not conflicts:
+        raise InvalidInputError(f"no conflict to {action}")
+    if until is not None:
+        if action != "defer":
+            raise InvalidInputError("--until goes with defer: the day a deferral ends")
+        until = check_until(until, today or dt.date.today())
+    closed = [c.conflict_id for c in conflicts if c.status in CLOSED]
+    if closed:
+        raise AlreadyDecidedError(f"already decided: {', '.join(closed)}",
+                                  hint="leave them out, or undo their decision first")
+    who = who or git.user_name()
+    ids = [c.conflict_id for c in conflicts]
+    outcome = BatchResult(action, ids, reason=reason.strip(), until=until)
+
+    def build(old: str):
+        records = {}
+        for c in conflicts:
+            _check_still_open(git, old, c)
+            record = decision_record(c, STATUS_AFTER[action], action, reason, who,
+                                     suppressed_until=until)
+            records[store.record_path(c.conflict_id)] = git.hash_blob(
+                (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
+        tree = git.tree_with(old, records)
+        pairs = [("Dmm-Conflict", i) for i in ids] + [("Dmm-Resolution", action)]
+        pairs += [("Dmm-Until", until)] if until else []
+        pairs += [("Dmm-Reason", reason), ("Dmm-Resolved-By", who)]
+        subject = f"dmm: {action} {len(ids)} conflicts" if len(ids) > 1 else \
+            f"dmm: {action} {ids[0]}"
+        return tree, [old], commit_message(subject, reason, pairs), []
+
+    landed = land(git, build)
+    outcome.commit, outcome.branch = landed.commit, landed.branch
+    outcome.changed_paths = landed.changed_paths
+    return outcome
+
+
 def undo(git: Git, conflict_id: str, reason: str, who: str | None = None) -> ResolutionResult:
     """Revert the latest resolution (or dismissal, deferral, flag) of ``conflict_id`` with a
     new commit. Refuses when a file it changed has changed again since: reverting it would
@@ -431,6 +524,9 @@ def undo(git: Git, conflict_id: str, reason: str, who: str | None = None) -> Res
 
     def build(old: str):
         paths = git.changed_paths(before, done.sha)
+        if len(trailer_values(done.message, "Dmm-Conflict")) > 1:
+            # one commit decided several conflicts (decide_many): only this one's record
+            paths = [p for p in paths if p == store.record_path(conflict_id)]
         after, now, then = (git.blob_ids(rev, paths) for rev in (done.sha, old, before))
         moved = [p for p in paths if after.get(p) != now.get(p)]
         if moved:
