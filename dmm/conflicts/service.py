@@ -48,7 +48,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
         if full or since or memory:
             raise InvalidInputError("--scope chooses the memories to scan: give it without "
                                     "--full, --since or --memory")
-        focus, kind = in_scopes(conn, scopes), "targeted"
+        focus, kind = store.in_scopes(conn, scopes), "targeted"
     elif memory:
         found = read.find(conn, memory)
         if not found:
@@ -83,7 +83,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                           progress=progress, second_pass=second,
                           loaded=loaded[1:] if loaded else None, complete=not scopes)
-            if methods is None and not scopes:  # the cache is up to date: the other work trees may use it
+            if methods is None and not scopes:  # up to date: the other work trees may use it
                 shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
@@ -207,52 +207,56 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     today = dt.date.today()
     decided = store.decisions(ws.conflicts_dir)
     now = {cid: status_of(d, today.isoformat()) for cid, d in decided.items()}
-    closed = {cid for cid, s in now.items() if s not in OPEN}
     proposed = _proposed(ws)
-    include, exclude = None, set()
-    if status == "unresolved":
-        exclude = closed - set(proposed)
-    elif status == "in_progress":
-        include = set(proposed)
-    elif status != "all":
-        include = {cid for cid, s in now.items() if s == status} - set(proposed)
-    wanted_ids = memory_ids
-    if scopes and memory_ids is None:
-        wanted_ids = sorted(in_scopes(conn, scopes))
-        if not wanted_ids:
-            return [], 0
+    wanted = _with_status(now, proposed, status)
+    include, exclude = (None, set(now) - wanted) if status in ("all", "unresolved") \
+        else (wanted, set())
     found, total = store.query(conn, include=include, exclude=exclude, type_=type_,
-                               memories=wanted_ids, min_confidence=min_confidence,
-                               conflict_id=conflict_id, limit=limit)
+                               memories=memory_ids, scopes=scopes,
+                               min_confidence=min_confidence, conflict_id=conflict_id,
+                               limit=limit)
     # decided conflicts the scan no longer reports (resolved by deprecation) or never did
     # (flagged by hand) come from their decision records
-    wanted = {cid: d for cid, d in decided.items()
-              if status == "all" or (now[cid] == status and cid not in proposed)
-              or (status == "unresolved" and (now[cid] in OPEN or cid in proposed))
-              or (status == "in_progress" and cid in proposed)}
-    undetected = sorted(set(wanted) - store.detected(conn, sorted(wanted)))
+    wanted = wanted & set(decided)  # a proposal may name a conflict no record and no scan has
+    undetected = sorted(wanted - store.detected(conn, sorted(wanted)))
     extra = []
     if undetected:
         memories = _memories(conn)
-        for cid in undetected:
-            c = store.from_decision(wanted[cid], memories, today.isoformat())
-            if (c and (not wanted_ids or {m.memory_id for m in c.memories} & set(wanted_ids))
-                    and (not conflict_id or cid == conflict_id) and (not type_ or c.type == type_)
-                    and c.confidence >= min_confidence):
-                extra.append(c)
+        rebuilt = (store.from_decision(decided[cid], memories, today.isoformat())
+                   for cid in undetected)
+        extra = [c for c in rebuilt if c and _matches(c, memory_ids, scopes, conflict_id,
+                                                      type_, min_confidence)]
     # most confident first, whether detected or known from a decision (a flag is 1.00)
     out = sorted(store.with_decisions(found, decided, today.isoformat()) + extra,
                  key=lambda c: (-c.confidence, c.conflict_id))
-    total += len(extra)
     for c in out:
         if c.conflict_id in proposed and c.status not in ("resolved", "dismissed"):
             c.status = "in_progress"
-    if scopes and memory_ids is not None:  # both asked: the scopes narrow the memories' list
-        out = [c for c in out if {m.scope for m in c.memories} & set(scopes)]
-        total = len(out)
     out = out[:limit] if limit else out
     _judge_severity(conn, out, today)
-    return out, total
+    return out, total + len(extra)
+
+
+def _with_status(now: dict[str, str], proposed: dict[str, str], status: str) -> set[str]:
+    """The decided conflicts (``now``: id -> status today) that ``status`` lists: "all" every
+    one, "unresolved" the open ones, "in_progress" those a proposal resolves (``proposed``)
+    and any other status its own, but for those a proposal resolves."""
+    if status == "all":
+        return set(now)
+    if status == "unresolved":
+        return {cid for cid, s in now.items() if s in OPEN or cid in proposed}
+    if status == "in_progress":
+        return set(proposed)
+    return {cid for cid, s in now.items() if s == status and cid not in proposed}
+
+
+def _matches(c: Conflict, memory_ids: list[str] | None, scopes: list[str] | None,
+             conflict_id: str | None, type_: str | None, min_confidence: float) -> bool:
+    """Whether ``c`` (rebuilt from its decision) passes the filters store.query applies."""
+    return ((not memory_ids or bool({m.memory_id for m in c.memories} & set(memory_ids)))
+            and (not scopes or bool({m.scope for m in c.memories} & set(scopes)))
+            and (not conflict_id or c.conflict_id == conflict_id)
+            and (not type_ or c.type == type_) and c.confidence >= min_confidence)
 
 
 def _proposed(ws: Workspace) -> dict[str, str]:
@@ -270,13 +274,6 @@ def _proposed(ws: Workspace) -> dict[str, str]:
     return {p.resolution["Dmm-Conflict"]: p.proposal_id
             for p in open_proposals(git, with_status=False)
             if p.type == "resolve" and p.resolution.get("Dmm-Conflict")}
-
-
-def in_scopes(conn: sqlite3.Connection, scopes: list[str]) -> set[str]:
-    """Ids of the memories in ``scopes`` (the cache's index on scope: no scan of the store)."""
-    marks = ",".join("?" * len(scopes))
-    return {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE scope IN ({marks})",
-                                       list(scopes))}
 
 
 def _judge_severity(conn: sqlite3.Connection, found: list[Conflict], today: dt.date) -> None:

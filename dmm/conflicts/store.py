@@ -221,6 +221,13 @@ def record_path(cid: str) -> str:
 RECORD_MAX_BYTES = 1024 * 1024  # a decision record is a few KB
 
 
+def in_scopes(conn: sqlite3.Connection, scopes: list[str]) -> set[str]:
+    """Ids of the memories in ``scopes`` (the cache's index on scope: no read of the store)."""
+    marks = ",".join("?" * len(scopes))
+    return {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE scope IN ({marks})",
+                                       list(scopes))}
+
+
 def decisions(conflicts_dir: Path) -> dict[str, dict]:
     """Every committed decision, by conflict id (unreadable files are skipped)."""
     from dmm.fsutil import UnreadableFile, read_regular
@@ -304,9 +311,10 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
           exclude: set[str] = frozenset(), type_: str | None = None,
           memories: list[str] | None = None, min_confidence: float = 0.0,
           conflict_id: str | None = None, limit: int | None = None,
-          ) -> tuple[list[Conflict], int]:
+          scopes: list[str] | None = None) -> tuple[list[Conflict], int]:
     """Detected conflicts matching the filters, most confident first, and how many match.
-    ``include`` / ``exclude`` restrict by conflict id (decisions decide those sets)."""
+    ``include`` / ``exclude`` restrict by conflict id (decisions decide those sets);
+    ``scopes``: one of the two memories is in one of them."""
     where, args = ["confidence >= ?"], [min_confidence]
     if type_:
         where.append("type = ?")
@@ -315,6 +323,12 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
         marks = ",".join("?" * len(memories))
         where.append(f"(a IN ({marks}) OR b IN ({marks}))")
         args += list(memories) * 2
+    if scopes:
+        marks = ",".join("?" * len(scopes))
+        # through the index on scope, whatever the size of the scope
+        where.append(f"(a IN (SELECT id FROM memories WHERE scope IN ({marks})) OR "
+                     f"b IN (SELECT id FROM memories WHERE scope IN ({marks})))")
+        args += list(scopes) * 2
     if conflict_id:
         where.append("conflict_id = ?")
         args.append(conflict_id)
