@@ -113,10 +113,12 @@ def _deprecate(target: Memory, survivor: Memory, texts: dict[str, str], taken: s
     return change
 
 
-def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date) -> str:
+def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date,
+                added: dict[str, int] | None = None) -> str:
     """The merged memory: ``content`` (a markdown body, or a whole file with frontmatter)
-    completed with what can be derived from the two originals; it supersedes both."""
-    newer = newest(a, b)
+    completed with what can be derived from the two originals; it supersedes both.
+    ``added`` as in ``newest``."""
+    newer = newest(a, b, added)
     scope = SCOPES[min(SCOPES.index(a.scope), SCOPES.index(b.scope))]  # the broader one
     raw, _ = split_frontmatter(content)
     if raw is None:
@@ -194,16 +196,17 @@ def merged_path(title: str, scope: str, near: Memory, taken: set[str]) -> str:
 
 
 def _merge(request: ResolutionRequest, a: Memory, b: Memory, texts: dict[str, str],
-           taken_paths: set[str], taken_ids: set[str], today: dt.date) -> _Change:
+           taken_paths: set[str], taken_ids: set[str], today: dt.date,
+           added: dict[str, int] | None = None) -> _Change:
     if not request.content or not request.content.strip():
         raise InvalidInputError("merge needs the merged content: --content, --file, or an "
                                 "editor on a terminal")
-    text = merged_text(request.content, a, b, next_id(taken_ids, today), today)
+    text = merged_text(request.content, a, b, next_id(taken_ids, today), today, added)
     scope = re.search(r"^scope:[ \t]*(\S*)", split_frontmatter(text)[0], re.M).group(1)
     if request.path:
         request.path = clean_memory_path(request.path)
     draft, _ = parse_memory(text, request.path or f"{scope}/merged.md")
-    rel = request.path or (draft and merged_path(draft.title, draft.scope, newest(a, b),
+    rel = request.path or (draft and merged_path(draft.title, draft.scope, newest(a, b, added),
                                                  taken_paths)) or f"{scope}/merged.md"
     memory, problems = parse_memory(text, rel)
     errors = [p for p in problems if p.severity == "error"]
@@ -245,15 +248,17 @@ def _clarify(request: ResolutionRequest, mems: list[Memory], texts: dict[str, st
 
 
 def plan(request: ResolutionRequest, mems: list[Memory], texts: dict[str, str],
-         taken_paths: set[str], taken_ids: set[str], today: dt.date) -> _Change:
-    """The file changes of ``request`` on the two memories ``mems`` (texts by path)."""
+         taken_paths: set[str], taken_ids: set[str], today: dt.date,
+         added: dict[str, int] | None = None) -> _Change:
+    """The file changes of ``request`` on the two memories ``mems`` (texts by path);
+    ``added``: when git added each (which is newer, for a merge)."""
     if request.action == "deprecate":
         if not request.target:
             raise InvalidInputError("deprecate needs --target: the memory to retire")
         target = _pick(request.target, mems)
         return _deprecate(target, next(m for m in mems if m is not target), texts, taken_paths)
     if request.action == "merge":
-        return _merge(request, *mems, texts, taken_paths, taken_ids, today)
+        return _merge(request, *mems, texts, taken_paths, taken_ids, today, added)
     if request.action == "clarify":
         return _clarify(request, mems, texts)
     return _Change({})  # dismiss, defer: only the decision record
@@ -338,10 +343,10 @@ def _check_written(files: dict[str, str | None]) -> None:
 
 def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: ResolutionRequest, *,
             taken_ids: set[str], propose: bool = False, today: dt.date | None = None,
-            ) -> ResolutionResult:
+            added: dict[str, int] | None = None) -> ResolutionResult:
     """Carry out ``request`` on ``conflict`` (between ``mems``) as one commit; with
-    ``propose``, as a proposal branch instead. ``taken_ids``: every memory id in use (only a
-    merge needs them)."""
+    ``propose``, as a proposal branch instead. ``taken_ids``: every memory id in use, and
+    ``added``: when git added each memory (only a merge needs them)."""
     action = request.action
     if action not in ACTIONS:
         raise InvalidInputError(f"--action must be one of {', '.join(ACTIONS)}")
@@ -367,7 +372,7 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         current, texts = _read(git, old, mems)
         taken_paths = {p[len(MEMORY_ROOT):] for p in git.paths(old, MEMORY_ROOT)}
         try:
-            change = plan(request, current, texts, taken_paths, taken_ids, today)
+            change = plan(request, current, texts, taken_paths, taken_ids, today, added)
         except FrontmatterEditError as exc:
             raise InvalidInputError(f"cannot edit the frontmatter safely: {exc}",
                                     hint="fix that memory's frontmatter by hand first") from None

@@ -400,13 +400,15 @@ def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.Resolutio
     from dmm.gitrepo import Git
 
     taken: set[str] = set()
+    added = None
     if request.action == "merge":  # the only action that makes a memory, with a new id
         from dmm.audit import ids_ever_named
 
         taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
         taken |= ids_ever_named(Git(ws.root))  # open proposals too: commits with trailers
+        added = added_order(ws, {m.id: m for m in mems})  # the newer one's title and folder
     return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,
-                            propose=propose)
+                            propose=propose, added=added)
 
 
 def decide_many(ws: Workspace, conn: sqlite3.Connection, action: str, reason: str, *,

@@ -37,6 +37,14 @@ def test_the_newer_of_two_memories_of_one_day_is_the_one_committed_later(repo):
     steps = plan(repo)["left_for_a_person"]
     assert len(steps) == 1, steps
     assert steps[0]["recommendation"] == f"keep {SECOND} (committed later)"
+    # a merge takes the newer one's title: the one committed later
+    proc = repo.dmm("conflicts", "resolve", steps[0]["conflict_id"], "--action", "merge",
+                    "--content", "The ceiling is 50,000,000 bytes.", "--reason", "one rule",
+                    "--json")
+    assert proc.returncode == 0, proc.stderr
+    created = [p for p in repo.memory.rglob("*.md") if "deprecated" not in p.parts
+               and p.name not in ("limit_a.md", "limit_b.md")]
+    assert len(created) == 1 and "# Upload size ceiling of the gateway" in created[0].read_text()
 
 
 
