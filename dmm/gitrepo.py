@@ -352,10 +352,23 @@ class Git:
         ``under`` in HEAD's history, oldest commit first; a moved file keeps the time it was
         first added under its old path (a memory promoted to another scope was still written
         then), a file deleted and added again gets the time of its last addition."""
-        out = self.run("log", "--reverse", "-M", "--name-status", "-z", "--format=%x1e%ct",
-                       "--", under, check=False).stdout
-        added: dict[str, int] = {}
-        for record in out.split("\x1e")[1:]:
+        return {path: when for path, (when, _) in self._additions(under).items()}
+
+    def added_order(self, under: str) -> dict[str, int]:
+        """{path: rank of the commit that added it} for the files below ``under`` (as
+        ``added_times``): a higher rank was added later. Commits made within the same second
+        are told apart by the history itself (a commit ranks after its parents), which the
+        times alone cannot do. One git call, whatever the number of files."""
+        return {path: seq for path, (_, seq) in self._additions(under).items()}
+
+    def _additions(self, under: str) -> dict[str, tuple[int, int]]:
+        """{path: (committer time, position in the history, oldest first)} of the commit that
+        added each file below ``under``; --date-order never lists a commit before its
+        parents."""
+        out = self.run("log", "--reverse", "--date-order", "-M", "--name-status", "-z",
+                       "--format=%x1e%ct", "--", under, check=False).stdout
+        added: dict[str, tuple[int, int]] = {}
+        for seq, record in enumerate(out.split("\x1e")[1:]):
             fields = record.split("\0")
             if not fields[0].strip().isdigit():
                 continue
@@ -364,11 +377,11 @@ class Git:
             while i < len(rest) and rest[i].strip("\n"):
                 status = rest[i].strip("\n")  # the first follows the format's line break
                 if status[:1] in ("R", "C") and i + 2 < len(rest):
-                    added[rest[i + 2]] = added.get(rest[i + 1], when)
+                    added[rest[i + 2]] = added.get(rest[i + 1], (when, seq))
                     i += 3
                     continue
                 if status == "A" and i + 1 < len(rest):
-                    added[rest[i + 1]] = when
+                    added[rest[i + 1]] = (when, seq)
                 i += 2
         return added
 

@@ -89,4 +89,6 @@ def conflict(data: dict) -> dict:
                 "dismiss" if data.get("status") == "dismissed" else None),
             "resolution_target": decision.get("target"),
             "resolution_reason": decision.get("reason"),
-            "resolved_by": decision.get("by"), "scan_id": None}
+            "resolved_by": decision.get("by"), "scan_id": data.get("scan_id"),
+            "suppressed_until": decision.get("suppressed_until") if data.get("status") ==
+            "deferred" else None}

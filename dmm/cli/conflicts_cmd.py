@@ -8,7 +8,7 @@ import click
 from dmm.cli import complete
 from dmm.cli.common import emit_json, json_option, message, open_index, progress_bar
 from dmm.cli.terminal import no_headers_option, paged
-from dmm.conflicts.model import ANALYZERS, STATUSES, TYPES
+from dmm.conflicts.model import ANALYZERS, METHOD_NAMES, STATUSES, TYPES
 from dmm.errors import ExitCode, NotFoundError
 from dmm.lookup import memory_ids
 from dmm.memory.model import SCOPES
@@ -45,15 +45,18 @@ def command() -> None:
                    "added them and point out reversals, stale claims and values that drifted. "
                    "Each answer becomes a conflict with a yes/no question for a person.")
 @click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES),
-              help="With --narrative: read only this scope (repeat for several; default: all "
-                   "but ephemeral).")
+              help="Scan only the memories of this scope, against the whole store (repeat "
+                   "for several). With --narrative: read only this scope (default: all but "
+                   "ephemeral).")
 @click.option("--since", metavar="COMMIT", help="Scan the memories changed since this commit.")
 @click.option("--memory", metavar="MEMORY",
               help="Scan one memory (its id or path) against the store.",
               shell_complete=complete.memories)
 @click.option("--methods", metavar="LIST",
               help="Comma-separated analyzers to run (default all): "
-                   f"{', '.join(ANALYZERS)}.")
+                   f"{', '.join(ANALYZERS)}; or the short names "
+                   f"{', '.join(METHOD_NAMES)} (rule: also ask the judge, as "
+                   "--include-rule-extraction).")
 @click.option("--include-rule-extraction/--no-rule-extraction", "rule_extraction",
               default=None,
               help="Also ask the judge, the language model set in [judge] of "
@@ -77,6 +80,7 @@ def scan_cmd(ctx, full, narrative, scopes, since, memory, methods, rule_extracti
       dmm conflicts scan --full --json
       dmm conflicts scan --memory project/api/errors.md
       dmm conflicts scan --full --include-rule-extraction
+      dmm conflicts scan --scope global --methods tag,semantic
       dmm conflicts scan --narrative --scope project
     """
     from dmm.conflicts.service import run_scan
@@ -86,8 +90,6 @@ def scan_cmd(ctx, full, narrative, scopes, since, memory, methods, rule_extracti
             raise click.UsageError("--narrative is a pass of its own: give it without --full, "
                                    "--since, --memory, --methods or --include-rule-extraction")
         return _narrative(ctx, list(scopes), as_json)
-    if scopes:
-        raise click.UsageError("--scope chooses what --narrative reads: give both")
 
     ws, conn = open_index(ctx)
     try:
@@ -99,7 +101,7 @@ def scan_cmd(ctx, full, narrative, scopes, since, memory, methods, rule_extracti
             result = run_scan(ws, conn, full=full, since=since, memory=memory,
                               methods=_ids(methods) if methods else None, progress=progress,
                               rule_extraction=rule_extraction, announce=_announce,
-                              judge_progress=judging)
+                              judge_progress=judging, scopes=list(scopes) or None)
         finally:
             judged()
             finish()
@@ -176,22 +178,27 @@ def _table(found, no_headers: bool = False) -> str:
     from dmm.cli.tables import Col
     from dmm.cli.terminal import paint_kind, table
 
-    rows = [(c.conflict_id, c.type, c.confidence, c.status,
+    rows = [(c.conflict_id, c.type, c.severity or "", c.confidence, c.status,
              f"{c.memories[0].memory_id} <> {c.memories[1].memory_id}",
              f"{c.memories[0].title} / {c.memories[1].title}") for c in found]
-    return table(rows, (Col("conflict", "id"), Col("type"), Col("score", drop=3),
-                        Col("status", drop=2), Col("memories", drop=1), Col("titles", "title")),
+    return table(rows, (Col("conflict", "id"), Col("type"), Col("severity", drop=4),
+                        Col("score", drop=3), Col("status", drop=2), Col("memories", drop=1),
+                        Col("titles", "title")),
                  no_headers, colours={1: paint_kind})
 
 
-CONFLICT_SORTS = ("score", "type", "status", "conflict", "detected")
+CONFLICT_SORTS = ("score", "severity", "type", "status", "conflict", "detected")
 
 
 def _sorted(found: list, sort: str, reverse: bool) -> list:
-    """Conflicts in the order asked (score: the surest first, as the service gives them)."""
+    """Conflicts in the order asked (score: the surest first, as the service gives them;
+    severity: the gravest first, the surest first within each)."""
     if sort == "score":
         return list(reversed(found)) if reverse else found
-    key = {"type": lambda c: (c.type, -c.confidence),
+    from dmm.conflicts.severity import rank
+
+    key = {"severity": lambda c: (-rank(c.severity), -c.confidence, c.conflict_id),
+           "type": lambda c: (c.type, -c.confidence),
            "status": lambda c: (c.status, -c.confidence),
            "conflict": lambda c: c.conflict_id,
            "detected": lambda c: c.detected_at or ""}[sort]
@@ -208,20 +215,27 @@ def _sorted(found: list, sort: str, reverse: bool) -> list:
 @click.option("--min-score", "min_confidence", type=click.FloatRange(0, 1), default=0.0,
               help="Only conflicts detected at least this surely (their score, 0 to 1).")
 @click.option("--min-confidence", "old_min", type=click.FloatRange(0, 1), hidden=True)
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES),
+              help="Only conflicts one of whose memories is in this scope (repeat for "
+                   "several).")
 @click.option("--sort", type=click.Choice(CONFLICT_SORTS), default="score", show_default=True,
-              help="score: the surest first; the others in their order.")
+              help="score: the surest first; severity: the gravest first (low, medium, high, "
+                   "critical, from scope, recency, trust and type: docs/conflicts.md); the "
+                   "others in their order.")
 @click.option("--reverse", is_flag=True, help="The other way round.")
 @click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
 @no_headers_option
 @json_option
 @click.pass_context
-def list_cmd(ctx, status, type_, memory, min_confidence, old_min, sort, reverse, limit,
-             no_headers, as_json) -> int:
-    """List conflicts, the surest first (scanning changed memories first).
+def list_cmd(ctx, status, type_, memory, min_confidence, old_min, scopes, sort, reverse,
+             limit, no_headers, as_json) -> int:
+    """List conflicts, the surest first (scanning changed memories first), with their
+    severity. A deferral that has run out (--until) is listed as unresolved again.
 
     \b
     Examples:
       dmm conflicts list
+      dmm conflicts list --sort severity --scope global
       dmm conflicts list --type duplicate --min-score 0.7
       dmm conflicts list --status all --no-headers
     """
@@ -231,7 +245,8 @@ def list_cmd(ctx, status, type_, memory, min_confidence, old_min, sort, reverse,
     ws, conn = open_index(ctx)
     try:
         chosen, total = conflicts(ws, conn, memory_ids(ws, conn, [memory]) if memory else None,
-                                  status=status, type_=type_, min_confidence=min_confidence)
+                                  status=status, type_=type_, min_confidence=min_confidence,
+                                  scopes=list(scopes) or None)
         chosen = _sorted(chosen, sort, reverse)[:limit or None]
         summary = stats(ws, conn, scan=False) if as_json else None  # list just scanned
     finally:
@@ -284,7 +299,8 @@ def _print_conflict(c, texts: dict) -> None:
     from dmm.cli.terminal import paint, paint_kind
 
     click.echo(f"{paint(c.conflict_id, bold=True)}: {paint_kind(c.type)} ({c.status}), "
-               f"score {c.confidence:.2f}, found by {', '.join(c.methods)}")
+               f"severity {c.severity}, score {c.confidence:.2f}, "
+               f"found by {', '.join(c.methods)}")
     click.echo(c.description)
     if c.question:
         click.echo(f"question for a person: {c.question}")
@@ -306,6 +322,9 @@ def _print_conflict(c, texts: dict) -> None:
         action = f" ({d['action']})" if d.get("action") and d["action"] != d["status"] else ""
         click.echo(f"decision: {d['status']}{action} by {d.get('by')} at {d.get('at')}: "
                    f"{d.get('reason')}")
+        if d.get("suppressed_until"):
+            click.echo(f"  deferred until {d['suppressed_until']}"
+                       + (" (over: open again)" if c.status != d["status"] else ""))
         for label in ("created", "deprecated", "modified"):
             for memory in d.get(label) or ():
                 click.echo(f"  {label}: {memory}")
@@ -416,7 +435,9 @@ def flag_cmd(ctx, memories, old_memories, description, type_, as_json) -> int:
 @json_option
 @click.pass_context
 def stats_cmd(ctx, as_json) -> int:
-    """Counts of conflicts by type, detection method and status, and the last scans.
+    """Counts of conflicts by type, detection method, status and severity; how many were
+    settled and how fast (resolution rate, median days from detection to decision), the
+    oldest open one, and the last scans.
 
     \b
     Examples:
@@ -435,9 +456,16 @@ def stats_cmd(ctx, as_json) -> int:
         emit_json(data)
         return 0
     click.echo(f"{count(data['total'], 'conflict')}, average score {data['average_confidence']}")
-    for key in ("by_type", "by_method", "by_status"):
+    for key in ("by_type", "by_method", "by_status", "by_severity"):
         click.echo(f"{key.replace('_', ' ')}: " + (", ".join(
             f"{k} {v}" for k, v in sorted(data[key].items())) or "none"))
+    rate, median = data["resolution_rate"], data["median_days_to_resolution"]
+    click.echo("resolution rate: " + (f"{rate:.0%} (resolved or dismissed)" if rate is not None
+                                      else "no conflict yet")
+               + ("; median time to resolution: " + (
+                   f"{median} days over {count(data['resolutions_timed'], 'decision')}"
+                   if median is not None else "not known yet")))
+    click.echo(f"oldest unresolved: {data['oldest_unresolved'] or 'none'}")
     if data["recent_scans"]:
         s = data["recent_scans"][0]
         click.echo(f"last scan: {s['scan_type']} at {s['started_at']}, {s['duration_ms']} ms")
@@ -447,8 +475,8 @@ def stats_cmd(ctx, as_json) -> int:
 def _add_resolution_commands() -> None:
     from dmm.cli import conflicts_resolve_cmd
 
-    for sub in (conflicts_resolve_cmd.dismiss_cmd, conflicts_resolve_cmd.resolve_cmd,
-                conflicts_resolve_cmd.undo_cmd):
+    for sub in (conflicts_resolve_cmd.dismiss_cmd, conflicts_resolve_cmd.defer_cmd,
+                conflicts_resolve_cmd.resolve_cmd, conflicts_resolve_cmd.undo_cmd):
         command.add_command(sub)
 
 

@@ -9,27 +9,108 @@ from dmm.cli import complete
 from dmm.cli.common import (emit_json, json_option, message, open_index, read_text_input,
                             workspace)
 from dmm.cli.person import decision
+from dmm.conflicts.model import TYPES
 from dmm.errors import ExitCode, InvalidInputError
+from dmm.memory.model import SCOPES
+
+
+def _batch_options(f):
+    """What names several conflicts at once: ids, or a filter over the open ones."""
+    f = click.option("--dry-run", is_flag=True,
+                     help="Show which conflicts it would decide; change nothing.")(f)
+    f = click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES),
+                     help="Instead of ids: every open conflict one of whose memories is in "
+                          "this scope (repeat for several; with --type, both must hold).")(f)
+    f = click.option("--type", "type_", type=click.Choice(TYPES),
+                     help="Instead of ids: every open conflict of this type.")(f)
+    return click.argument("conflict_ids", nargs=-1, metavar="[CONFLICT_ID]...",
+                          shell_complete=complete.conflicts)(f)
+
+
+def _what(verb: str):
+    """What a batch command decides, for the person's confirmation (decision)."""
+    def describe(conflict_ids, type_, scopes, dry_run, **_):
+        if dry_run:
+            return None
+        if conflict_ids:
+            return f"{verb} {', '.join(conflict_ids)}"
+        return f"{verb} every open conflict" + (f" of type {type_}" if type_ else "") + (
+            f" in {', '.join(scopes)}" if scopes else "")
+    return describe
 
 
 @click.command("dismiss")
-@click.argument("conflict_id", shell_complete=complete.conflicts)
-@click.option("--reason", required=True, help="Why this is not a conflict.")
+@_batch_options
+@click.option("--reason", required=True, help="Why these are not conflicts.")
 @json_option
 @click.pass_context
-@decision(lambda conflict_id, **_: f"dismissing {conflict_id}")
-def dismiss_cmd(ctx, conflict_id, reason, as_json) -> int:
-    """Dismiss a conflict as a false positive; the pair is never reported again.
-    (The same as `dmm conflicts resolve CONFLICT_ID --action dismiss`.)
+@decision(_what("dismissing"))
+def dismiss_cmd(ctx, conflict_ids, type_, scopes, dry_run, reason, as_json) -> int:
+    """Dismiss conflicts as false positives; a dismissed pair is never reported again.
+    Several at once (ids, or --type/--scope for every open one that matches) are one commit.
+    (One is the same as `dmm conflicts resolve CONFLICT_ID --action dismiss`.)
 
     \b
     Examples:
       dmm conflicts dismiss conflict_1a2b3c4d5e6f --reason "different services"
+      dmm conflicts dismiss conflict_1a2b3c4d5e6f conflict_0f9e8d7c6b5a --reason "..."
+      dmm conflicts dismiss --type duplicate --scope ephemeral --dry-run --reason "notes"
     """
     from dmm.conflicts.resolver import ResolutionRequest
 
-    return _resolve_one(ctx, ResolutionRequest(conflict_id, "dismiss", reason), False, as_json)
+    if len(conflict_ids) == 1 and not (type_ or scopes or dry_run):
+        return _resolve_one(ctx, ResolutionRequest(conflict_ids[0], "dismiss", reason), False,
+                            as_json)
+    return _batch(ctx, "dismiss", reason, conflict_ids, type_, scopes, dry_run, None, as_json)
 
+
+@click.command("defer")
+@_batch_options
+@click.option("--until", metavar="DATE",
+              help="The day (YYYY-MM-DD) the conflicts are open again (default: until "
+                   "someone decides).")
+@click.option("--reason", required=True, help="What is missing to decide.")
+@json_option
+@click.pass_context
+@decision(_what("deferring"))
+def defer_cmd(ctx, conflict_ids, type_, scopes, dry_run, until, reason, as_json) -> int:
+    """Defer conflicts: hidden from the open list until DATE (--until), then unresolved
+    again; without --until, until someone decides. Several at once are one commit.
+
+    \b
+    Examples:
+      dmm conflicts defer conflict_1a2b3c4d5e6f --until 2026-12-15 --reason "after the audit"
+      dmm conflicts defer --scope ephemeral --until 2026-12-01 --reason "sprint notes"
+    """
+    return _batch(ctx, "defer", reason, conflict_ids, type_, scopes, dry_run, until, as_json)
+
+
+def _batch(ctx, action: str, reason: str, ids, type_, scopes, dry_run: bool,
+           until: str | None, as_json: bool) -> int:
+    from dmm.conflicts.service import decide_many
+
+    ws, conn = open_index(ctx)
+    try:
+        found, result = decide_many(ws, conn, action, reason, ids=list(ids), type_=type_,
+                                    scopes=list(scopes), until=until, dry_run=dry_run)
+    finally:
+        conn.close()
+    if as_json:
+        emit_json({"dry_run": dry_run, "conflicts": [c.to_dict() for c in found],
+                   "result": result.to_dict() if result else None})
+        return 0
+    verb = {"dismiss": "dismissed", "defer": "deferred"}[action]
+    for c in found:
+        click.echo(f"{c.conflict_id}  {c.type}  "
+                   f"{' <> '.join(m.memory_id for m in c.memories)}")
+    if not found:
+        message(f"No open conflict matches: nothing {verb}.")
+    elif result is None:
+        message(f"would be {verb}: {len(found)} (--dry-run; nothing was changed)")
+    else:
+        message(f"{verb} {len(found)} in one commit {result.commit[:12]} on {result.branch}"
+                + (f", until {result.until}" if result.until else ""))
+    return 0
 
 
 # --- resolution -------------------------------------------------------------------------------
@@ -107,6 +188,9 @@ def _merge_content(ctx, conflict_id: str) -> str:
 @click.option("--clarify", "clarify", multiple=True, metavar="MEMORY_ID=TEXT",
               shell_complete=complete.clarifications,
               help="clarify: the scope or condition to add to a memory (repeatable).")
+@click.option("--until", metavar="DATE",
+              help="defer: the day (YYYY-MM-DD) the conflict is open again (default: until "
+                   "someone decides).")
 @click.option("--reason", help="Why (recorded in the commit; required with CONFLICT_ID).")
 @click.option("--propose", is_flag=True,
               help="Open a proposal branch that goes through review instead of committing.")
@@ -121,16 +205,22 @@ def _merge_content(ctx, conflict_id: str) -> str:
 @click.option("--yes", "-y", is_flag=True,
               help="--auto: do not ask before committing several resolutions at a terminal.")
 @click.option("--interactive", "-i", is_flag=True,
-              help="Walk through open conflicts on a terminal and decide each one.")
+              help="Walk through open conflicts on a terminal and decide each one. With "
+                   "--auto: first resolve what dates settle, then ask about the rest.")
+@click.option("--scope", "scopes", multiple=True, type=click.Choice(SCOPES),
+              help="--auto, --interactive: only conflicts one of whose memories is in this "
+                   "scope (repeat for several).")
 @json_option
 @click.pass_context
 @decision(lambda conflict_id, action, propose, auto_, dry_run, interactive, **_:
           None if propose or dry_run else ("resolving conflicts one by one", False)
+          if interactive and not auto_ else ("resolving what dates settle, then asking "
+                                             "about the rest", False)
           if interactive else ("resolving every conflict dates settle (--auto)", False)
           if auto_ else f"resolving {conflict_id} ({action})", has_yes=True)
-def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, clarify, reason,
-                propose, auto_, dry_run, old_min, min_confidence, yes, interactive,
-                as_json) -> int:
+def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, clarify, until,
+                reason, propose, auto_, dry_run, old_min, min_confidence, yes, interactive,
+                scopes, as_json) -> int:
     """Resolve a conflict, as one commit on the checked-out branch (or, with --propose, as a
     proposal for review). Nothing is deleted: deprecated memories move to deprecated/ and
     `dmm conflicts undo` reverts any resolution.
@@ -141,7 +231,8 @@ def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, cl
       merge      a new memory (--content/--file, or an editor) supersedes both
       clarify    add --clarify MEMORY_ID=TEXT to one or both so they no longer conflict
       dismiss    a false positive: never reported again
-      defer      needs more context: hidden from the open list until resolved
+      defer      needs more context: hidden from the open list until --until DATE
+                 (or until someone decides)
 
     \b
     Examples:
@@ -150,24 +241,38 @@ def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, cl
       dmm conflicts resolve conflict_1a2b3c4d5e6f --action clarify \\
           --clarify mem_2025_01_10_001="Python files" \\
           --clarify mem_2025_02_01_004="Makefiles" --reason "different file types"
-      dmm conflicts resolve --auto --dry-run
+      dmm conflicts resolve conflict_1a2b3c4d5e6f --action defer --until 2026-12-15 \\
+          --reason "after the security audit"
+      dmm conflicts resolve --auto --dry-run --scope project
       dmm conflicts resolve --interactive
+      dmm conflicts resolve --auto --interactive
     """
     from dmm.conflicts.resolver import ResolutionRequest
 
-    modes = sum(bool(x) for x in (conflict_id, auto_, interactive))
-    if modes != 1:
-        raise InvalidInputError("give one of: a CONFLICT_ID with --action, --auto, or "
-                                "--interactive")
+    if conflict_id and (auto_ or interactive) or not (conflict_id or auto_ or interactive):
+        raise InvalidInputError("give one of: a CONFLICT_ID with --action, --auto, "
+                                "--interactive, or --auto --interactive")
     min_confidence = old_min if min_confidence is None else min_confidence
     if (dry_run or min_confidence is not None) and not auto_:
         raise InvalidInputError("--dry-run and --min-score go with --auto")
+    if scopes and conflict_id:
+        raise InvalidInputError("--scope goes with --auto or --interactive")
+    if until and action != "defer":
+        raise InvalidInputError("--until goes with --action defer")
+    if auto_ and interactive:
+        if dry_run or as_json:
+            raise InvalidInputError("--auto --interactive asks at a terminal: without "
+                                    "--dry-run and --json")
+        from dmm.cli.resolve_interactive import auto_then_ask
+
+        return auto_then_ask(ctx, lambda: _auto(ctx, False, min_confidence, False, yes,
+                                                list(scopes)), list(scopes))
     if auto_:
-        return _auto(ctx, dry_run, min_confidence, as_json, yes)
+        return _auto(ctx, dry_run, min_confidence, as_json, yes, list(scopes))
     if interactive:
         from dmm.cli.resolve_interactive import walk
 
-        return walk(ctx)
+        return walk(ctx, list(scopes))
     if not action:
         raise InvalidInputError("--action is required: deprecate, merge, clarify, dismiss or "
                                 "defer")
@@ -178,12 +283,13 @@ def resolve_cmd(ctx, conflict_id, action, target, content, file_, merge_path, cl
     if action == "merge" and content is None:
         content = _merge_content(ctx, conflict_id)
     request = ResolutionRequest(conflict_id, action, reason, target=target, content=content,
-                                path=merge_path, clarifications=_clarifications(clarify))
+                                path=merge_path, clarifications=_clarifications(clarify),
+                                until=until)
     return _resolve_one(ctx, request, propose, as_json)
 
 
 def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool,
-          yes: bool = False) -> int:
+          yes: bool = False, scopes: list[str] | None = None) -> int:
     from dmm.conflicts.resolver import ResolutionRequest
     from dmm.conflicts.service import auto_plan, resolve
     from dmm.errors import DmmError
@@ -191,7 +297,7 @@ def _auto(ctx, dry_run: bool, min_confidence: float | None, as_json: bool,
     ws, conn = open_index(ctx)
     results, failed, declined = {}, 0, False
     try:
-        steps = auto_plan(ws, conn, min_confidence)
+        steps = auto_plan(ws, conn, min_confidence, scopes)
         if not (dry_run or yes or as_json) and not _confirmed([s for s in steps if s.action]):
             dry_run = declined = True  # the person said no: the plan, as a dry run shows it
         for step in steps:

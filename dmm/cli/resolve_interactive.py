@@ -44,8 +44,9 @@ def _choose(ask) -> str:
     return ask("  ".join(f"[{k}] {v}" for k, v in KEYS.items()), choices=list(KEYS))
 
 
-def _request(prompter, key: str, step, a, b):
-    """The ResolutionRequest for ``key``, asking for what it needs; None to ask again."""
+def _request(prompter, key: str, step, a, b, added: dict[str, int]):
+    """The ResolutionRequest for ``key``, asking for what it needs; None to ask again.
+    ``added``: when git added each memory (which is newer, for a merge draft)."""
     from dmm.conflicts.resolver import ResolutionRequest, merge_draft
 
     ask = prompter.ask
@@ -55,7 +56,8 @@ def _request(prompter, key: str, step, a, b):
         reason = ask("Reason", default=f"{keep.id} is the current rule")
         return ResolutionRequest(cid, "deprecate", reason, target=drop.id)
     if key == "m":
-        edited = click.edit(merge_draft(a, b), extension=".md", require_save=True)
+        edited = click.edit(merge_draft(a, b, added), extension=".md",
+                            require_save=True)
         prompter.forget()  # a Ctrl-C typed in the editor was the editor's
         if not edited or not edited.strip():
             message("merge cancelled: the draft was not saved")
@@ -74,23 +76,42 @@ def _request(prompter, key: str, step, a, b):
             return None
         reason = ask("Reason", default="they apply in different situations")
         return ResolutionRequest(cid, "clarify", reason, clarifications=notes)
-    reason = ask("Reason")
-    return ResolutionRequest(cid, "dismiss" if key == "d" else "defer", reason)
+    if key == "d":
+        return ResolutionRequest(cid, "dismiss", ask("Reason"))
+    until = ask("Defer until (YYYY-MM-DD), empty: until someone decides", default="")
+    return ResolutionRequest(cid, "defer", ask("Reason"), until=until.strip() or None)
 
 
-def walk(ctx) -> int:
-    from dmm.conflicts.service import auto_plan, memories_of, resolve
-
+def _need_terminal() -> None:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InvalidInputError("--interactive needs a terminal",
                                 hint="use `dmm conflicts resolve CONFLICT_ID --action ...` "
                                      "or `--auto` in scripts")
+
+
+def auto_then_ask(ctx, run_auto, scopes: list[str] | None = None) -> int:
+    """Seed 002's whole workflow (`resolve --auto --interactive`): ``run_auto`` resolves what
+    dates, confidence and structure settle (and reports it), then the person is asked about
+    every conflict still open."""
+    _need_terminal()  # before anything is committed: the second half needs the person
+    code = run_auto()
+    if code != ExitCode.OK:
+        message("some automatic resolutions failed (above): asking about what is left")
+    message("now the conflicts left for a person:")
+    return walk(ctx, scopes)
+
+
+def walk(ctx, scopes: list[str] | None = None) -> int:
+    from dmm.conflicts.service import added_order, auto_plan, memories_of, resolve
+
+    _need_terminal()
     ws, conn = open_index(ctx)
     done = skipped = 0
     prompter = Prompter()
     try:
-        steps = auto_plan(ws, conn, min_confidence=0.0)
+        steps = auto_plan(ws, conn, min_confidence=0.0, scopes=scopes)
         mems = memories_of(conn, [s.conflict for s in steps])
+        added = added_order(ws, mems)
         retired: set[str] = set()
         if not steps:
             message("No open conflicts.")
@@ -105,7 +126,7 @@ def walk(ctx) -> int:
                 try:
                     with prompter:  # no Ctrl-C is lost, whenever it comes
                         key = _choose(prompter.ask)
-                        request = _request(prompter, key, step, a, b) if key in \
+                        request = _request(prompter, key, step, a, b, added) if key in \
                             "abmcdf" else None
                 except EOFError:  # the input ended (Ctrl-D): as q
                     key = "q"

@@ -96,10 +96,13 @@ def _open_conflicts(conn, ws) -> dict:
     """Conflicts as the last scan left them (status never scans: it must stay fast)."""
     from dmm.conflicts import store
     from dmm.conflicts.analyzers import fingerprint
-    from dmm.conflicts.model import OPEN
+    import datetime as dt
 
+    from dmm.conflicts.model import OPEN, status_of
+
+    today = dt.date.today().isoformat()  # a deferral that ran out is open again
     closed = {cid for cid, d in store.decisions(ws.conflicts_dir).items()
-              if d.get("status") not in OPEN}
+              if status_of(d, today) not in OPEN}
     _, unresolved = store.query(conn, exclude=closed, limit=1)
     last = store.scans(conn, 1)
     return {"unresolved": unresolved, "last_scan": last[0]["started_at"] if last else None,

@@ -54,8 +54,23 @@ def clearly_more_trusted(a: Memory, b: Memory, priority_gap: float) -> bool:
         ta >= tb and a.priority - b.priority >= priority_gap - 1e-9)
 
 
-def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
-    """What to do about one conflict between ``a`` and ``b``."""
+def ordered(a: Memory, b: Memory, added: dict[str, int] | None = None,
+            ) -> tuple[Memory, Memory]:
+    """(newer, older): by `created` when the dates differ; else by the commit that added each
+    memory (``added``: memory id -> rank in the history, later is higher), which is what git
+    records; the ids only when git knows neither (their digits are a date and a counter, not
+    an order of writing)."""
+    if a.created is not None and b.created is not None and a.created != b.created:
+        return (a, b) if a.created > b.created else (b, a)
+    added = added or {}
+    if a.id in added and b.id in added and added[a.id] != added[b.id]:
+        return (a, b) if added[a.id] > added[b.id] else (b, a)
+    return (a, b) if (a.created is not None, a.id) > (b.created is not None, b.id) else (b, a)
+
+
+def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict,
+           added: dict[str, int] | None = None) -> Step:
+    """What to do about one conflict between ``a`` and ``b``; ``added`` as in ``ordered``."""
     def keep(winner: Memory, why: str) -> Step:
         loser = b if winner is a else a
         if loser.scope == "baseline":
@@ -67,13 +82,17 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
         return Step(conflict, None, None, None, why, recommendation)
 
     dated = a.created is not None and b.created is not None
-    newer, older = (a, b) if dated and (a.created, a.id) > (b.created, b.id) else (b, a)
+    newer, older = ordered(a, b, added)
+    # which one git added later, when the dates cannot tell (same day, or undated)
+    by_commit = (not dated or a.created == b.created) and a.id in (added or {}) \
+        and b.id in (added or {}) and added[a.id] != added[b.id]
     days = abs((a.created - b.created).days) if dated else None
     kind = conflict.type
     if kind in ("duplicate", "stale"):
         if not dated or days == 0:
             return ask("created the same day (or undated): which is newer is unclear",
-                       "merge them, or deprecate the weaker one")
+                       f"merge them, or deprecate {older.id} (committed before {newer.id})"
+                       if by_commit else "merge them, or deprecate the weaker one")
         return keep(newer, f"{kind}: {newer.id} ({newer.created}) is newer than {older.id} "
                            f"({older.created})")
     if kind == "supersession":
@@ -100,19 +119,22 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
                                f"priority {y.priority})")
         when = f"{count(days, 'day')} apart" if dated else "undated"
         return ask(f"contradiction between memories {when} with similar confidence: a "
-                   "person decides", f"keep {newer.id} (newer)" if dated else "")
+                   "person decides", f"keep {newer.id} (newer)" if dated and not by_commit
+                   else f"keep {newer.id} (committed later)" if by_commit else "")
     broader = min((a, b), key=lambda m: SCOPES.index(m.scope) if m.scope in SCOPES else 9)
     return ask("the same rule in two scopes may be intended: a person decides",
                f"keep {broader.id} ({broader.scope}) and deprecate the other, or merge")
 
 
 def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
-         min_confidence: float, detected: set[str] | None = None) -> list[Step]:
+         min_confidence: float, detected: set[str] | None = None,
+         added: dict[str, int] | None = None) -> list[Step]:
     """One Step per open conflict, most confident first. A conflict one of whose memories an
     earlier step retires is skipped (retiring it resolves that conflict too, or changes it).
     ``detected``: the ids this clone's scan found; any other conflict is known only from a
     committed decision record, repository content that a commit can forge, and is left to a
-    person (None: every conflict was detected)."""
+    person (None: every conflict was detected). ``added``: when git added each memory (see
+    ``ordered``)."""
     steps, retired = [], set()
     for c in sorted(conflicts, key=lambda c: (-c.confidence, c.conflict_id)):
         a, b = (memories.get(m.memory_id) for m in c.memories)
@@ -143,7 +165,7 @@ def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
             steps.append(Step(c, None, None, None, f"detection confidence {c.confidence:.2f} is "
                                                    f"below {min_confidence:.2f}"))
         else:
-            step = decide(c, a, b, cfg)
+            step = decide(c, a, b, cfg, added)
             if step.target:
                 retired.add(step.target)
             steps.append(step)

@@ -22,10 +22,29 @@ PASSES = ("manual", "narrative")
 # they find or confirm is shown to a person, never acted on by dmm alone (auto.py)
 MODEL_METHODS = ("rule_extraction", "narrative")
 STATUSES = ("unresolved", "in_progress", "resolved", "dismissed", "flagged", "deferred")
-OPEN = ("unresolved", "flagged")  # statuses that still need someone's attention
+# statuses that still need someone's attention; in_progress: a proposal that resolves it is
+# open (`resolve --propose`), and until it lands the conflict is still there
+OPEN = ("unresolved", "flagged", "in_progress")
+# the PRD's short names of the analyzers (`--methods tag,semantic,supersession,rule`); "rule"
+# is the judge's pass, which `scan` turns on rather than runs alone
+METHOD_NAMES = {"tag": "tag_overlap", "semantic": "semantic_similarity",
+                "supersession": "supersession_chain", "rule": "rule_extraction"}
+# seed 002's severities, least first
+SEVERITIES = ("low", "medium", "high", "critical")
 # what each resolution action leaves the conflict as
 STATUS_AFTER = {"deprecate": "resolved", "merge": "resolved", "clarify": "resolved",
                 "dismiss": "dismissed", "defer": "deferred"}
+
+
+def status_of(decision: dict, today: str) -> str:
+    """The status a committed decision gives its conflict on ``today`` (an ISO date): a
+    deferral with `suppressed_until` on or before today is over, and the conflict is open
+    again (its record stays, as the history of the deferral)."""
+    status = decision.get("status")
+    until = decision.get("suppressed_until")
+    if status == "deferred" and isinstance(until, str) and until <= today:
+        return "unresolved"
+    return status
 
 
 CONFLICT_ID = re.compile(r"conflict_[0-9a-f]{12}", re.ASCII)
@@ -104,6 +123,10 @@ class Conflict:
     question: str | None = None
     # {memory id: the digest of its text the finding rests on}: kept only while they hold
     basis: dict[str, str] | None = None
+    # low | medium | high | critical (severity.py), judged when the conflict is read: it
+    # depends on today's date, so the cache never keeps it
+    severity: str | None = None
+    scan_id: str | None = None  # the scan that last found it (None: known from a decision)
 
     def to_dict(self) -> dict:
         out = {"conflict_id": self.conflict_id, "type": self.type,
@@ -111,7 +134,10 @@ class Conflict:
                "confidence": round(self.confidence, 3), "status": self.status,
                "description": self.description, "evidence": self.evidence,
                "memories": [m.to_dict() for m in self.memories],
-               "detected_at": self.detected_at, "methods": self.methods}
+               "detected_at": self.detected_at, "methods": self.methods,
+               "scan_id": self.scan_id}
+        if self.severity:
+            out["severity"] = self.severity
         if self.question:
             out["question"] = self.question
         if self.basis:

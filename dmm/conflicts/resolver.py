@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from dmm.conflicts import store
 from dmm.conflicts.model import STATUS_AFTER, Conflict, check_conflict_id, pair_key
 from dmm.errors import AlreadyDecidedError, InvalidInputError, NotFoundError
-from dmm.gitrepo import Git, commit_message
+from dmm.gitrepo import Git, commit_message, trailer_values
 from dmm.fsutil import file_lock
 from dmm.landing import land
 from dmm.memory.edit import (FrontmatterEditError, deprecation, next_id, set_field,
@@ -48,6 +48,7 @@ class ResolutionRequest:
     path: str | None = None  # merge: where the merged memory goes (relative to .dmm/memory/)
     clarifications: dict[str, str] = field(default_factory=dict)  # clarify: memory -> text
     resolved_by: str | None = None  # default: git's user.name
+    until: str | None = None  # defer: an ISO date; the conflict is open again from that day
 
 
 @dataclass
@@ -112,10 +113,12 @@ def _deprecate(target: Memory, survivor: Memory, texts: dict[str, str], taken: s
     return change
 
 
-def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date) -> str:
+def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date,
+                added: dict[str, int] | None = None) -> str:
     """The merged memory: ``content`` (a markdown body, or a whole file with frontmatter)
-    completed with what can be derived from the two originals; it supersedes both."""
-    newer = newest(a, b)
+    completed with what can be derived from the two originals; it supersedes both.
+    ``added`` as in ``newest``."""
+    newer = newest(a, b, added)
     scope = SCOPES[min(SCOPES.index(a.scope), SCOPES.index(b.scope))]  # the broader one
     raw, _ = split_frontmatter(content)
     if raw is None:
@@ -146,16 +149,22 @@ def merged_text(content: str, a: Memory, b: Memory, new_id: str, today: dt.date)
     return with_supersedes(text, current, sorted({a.id, b.id}))
 
 
-def merge_draft(a: Memory, b: Memory) -> str:
-    """A starting point for a merged memory: the newer title, both bodies (newer first)."""
-    first = newest(a, b)
+def merge_draft(a: Memory, b: Memory, added: dict[str, int] | None = None) -> str:
+    """A starting point for a merged memory: the newer title, both bodies (newer first);
+    ``added`` as in ``newest``."""
+    first = newest(a, b, added)
     second = b if first is a else a
     return f"# {first.title}\n\n{first.content.strip()}\n\n{second.content.strip()}\n"
 
 
-def newest(a: Memory, b: Memory) -> Memory:
-    """The more recently created memory (by `created`, then id)."""
-    return max((a, b), key=lambda m: (m.created or dt.date.min, m.id))
+def newest(a: Memory, b: Memory, added: dict[str, int] | None = None) -> Memory:
+    """The more recently created memory: by `created`, then by the commit that added it
+    (``added``: memory id -> its rank in git's history), then by id."""
+    if a.created != b.created and a.created is not None and b.created is not None:
+        return a if a.created > b.created else b
+    from dmm.conflicts.auto import ordered
+
+    return ordered(a, b, added)[0]
 
 
 SLUG_CHARS = 40
@@ -187,16 +196,17 @@ def merged_path(title: str, scope: str, near: Memory, taken: set[str]) -> str:
 
 
 def _merge(request: ResolutionRequest, a: Memory, b: Memory, texts: dict[str, str],
-           taken_paths: set[str], taken_ids: set[str], today: dt.date) -> _Change:
+           taken_paths: set[str], taken_ids: set[str], today: dt.date,
+           added: dict[str, int] | None = None) -> _Change:
     if not request.content or not request.content.strip():
         raise InvalidInputError("merge needs the merged content: --content, --file, or an "
                                 "editor on a terminal")
-    text = merged_text(request.content, a, b, next_id(taken_ids, today), today)
+    text = merged_text(request.content, a, b, next_id(taken_ids, today), today, added)
     scope = re.search(r"^scope:[ \t]*(\S*)", split_frontmatter(text)[0], re.M).group(1)
     if request.path:
         request.path = clean_memory_path(request.path)
     draft, _ = parse_memory(text, request.path or f"{scope}/merged.md")
-    rel = request.path or (draft and merged_path(draft.title, draft.scope, newest(a, b),
+    rel = request.path or (draft and merged_path(draft.title, draft.scope, newest(a, b, added),
                                                  taken_paths)) or f"{scope}/merged.md"
     memory, problems = parse_memory(text, rel)
     errors = [p for p in problems if p.severity == "error"]
@@ -238,15 +248,17 @@ def _clarify(request: ResolutionRequest, mems: list[Memory], texts: dict[str, st
 
 
 def plan(request: ResolutionRequest, mems: list[Memory], texts: dict[str, str],
-         taken_paths: set[str], taken_ids: set[str], today: dt.date) -> _Change:
-    """The file changes of ``request`` on the two memories ``mems`` (texts by path)."""
+         taken_paths: set[str], taken_ids: set[str], today: dt.date,
+         added: dict[str, int] | None = None) -> _Change:
+    """The file changes of ``request`` on the two memories ``mems`` (texts by path);
+    ``added``: when git added each (which is newer, for a merge)."""
     if request.action == "deprecate":
         if not request.target:
             raise InvalidInputError("deprecate needs --target: the memory to retire")
         target = _pick(request.target, mems)
         return _deprecate(target, next(m for m in mems if m is not target), texts, taken_paths)
     if request.action == "merge":
-        return _merge(request, *mems, texts, taken_paths, taken_ids, today)
+        return _merge(request, *mems, texts, taken_paths, taken_ids, today, added)
     if request.action == "clarify":
         return _clarify(request, mems, texts)
     return _Change({})  # dismiss, defer: only the decision record
@@ -262,6 +274,8 @@ def decision_record(conflict: Conflict, status: str, action: str, reason: str, w
             "confidence": round(conflict.confidence, 3), "description": conflict.description,
             "evidence": conflict.evidence, "reason": reason.strip(), "by": who,
             "at": now.isoformat(timespec="seconds"),
+            # when it was first found: `conflicts stats` times resolutions from it
+            "detected_at": conflict.detected_at or None,
             **{k: v for k, v in {"question": conflict.question, **details}.items() if v}}
 
 
@@ -303,7 +317,10 @@ def _check_still_open(git: Git, rev: str, conflict: Conflict) -> None:
         now = json.loads(blob).get("status") if blob is not None else "unresolved"
     except (ValueError, AttributeError):
         now = None
-    if now is not None and now != conflict.status:
+    # what the committed record said when the conflict was read (a deferral that has run
+    # out reads as unresolved, but its record still says deferred)
+    seen = (conflict.decision or {}).get("status") or "unresolved"
+    if now is not None and now != seen:
         raise AlreadyDecidedError(f"{conflict.conflict_id} was already {now} meanwhile, by "
                                 "another command", hint="`dmm conflicts show "
                                                         f"{conflict.conflict_id}` shows it now")
@@ -326,10 +343,10 @@ def _check_written(files: dict[str, str | None]) -> None:
 
 def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: ResolutionRequest, *,
             taken_ids: set[str], propose: bool = False, today: dt.date | None = None,
-            ) -> ResolutionResult:
+            added: dict[str, int] | None = None) -> ResolutionResult:
     """Carry out ``request`` on ``conflict`` (between ``mems``) as one commit; with
-    ``propose``, as a proposal branch instead. ``taken_ids``: every memory id in use (only a
-    merge needs them)."""
+    ``propose``, as a proposal branch instead. ``taken_ids``: every memory id in use, and
+    ``added``: when git added each memory (only a merge needs them)."""
     action = request.action
     if action not in ACTIONS:
         raise InvalidInputError(f"--action must be one of {', '.join(ACTIONS)}")
@@ -343,6 +360,10 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         raise InvalidInputError(f"{action} changes no memory, so there is nothing to review: "
                                 "run it without --propose")
     today = today or dt.date.today()
+    if request.until is not None:
+        if action != "defer":
+            raise InvalidInputError("--until goes with defer: the day a deferral ends")
+        request.until = check_until(request.until, today)
     who = request.resolved_by or git.user_name()
     outcome = ResolutionResult(True, conflict.conflict_id, action, reason=request.reason.strip())
 
@@ -351,7 +372,7 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         current, texts = _read(git, old, mems)
         taken_paths = {p[len(MEMORY_ROOT):] for p in git.paths(old, MEMORY_ROOT)}
         try:
-            change = plan(request, current, texts, taken_paths, taken_ids, today)
+            change = plan(request, current, texts, taken_paths, taken_ids, today, added)
         except FrontmatterEditError as exc:
             raise InvalidInputError(f"cannot edit the frontmatter safely: {exc}",
                                     hint="fix that memory's frontmatter by hand first") from None
@@ -363,7 +384,8 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
                                  target=change.deprecated if action == "deprecate" else None,
                                  created=change.created, deprecated=change.deprecated,
                                  modified=change.modified,
-                                 clarifications=request.clarifications or None)
+                                 clarifications=request.clarifications or None,
+                                 suppressed_until=request.until if action == "defer" else None)
         files = {**change.files, store.record_path(conflict.conflict_id):
                  json.dumps(record, indent=2, ensure_ascii=False) + "\n"}
         blobs = {p: None if t is None else git.hash_blob(t.encode()) for p, t in files.items()}
@@ -372,6 +394,8 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
         pairs += [("Dmm-Memory", m.memory_id) for m in conflict.memories]
         pairs += [("Dmm-Target", i) for i in change.deprecated if action == "deprecate"]
         pairs += [("Dmm-Created", i) for i in change.created]
+        if action == "defer" and request.until:
+            pairs.append(("Dmm-Until", request.until))
         pairs += [("Dmm-Reason", request.reason), ("Dmm-Resolved-By", who)]
         cid = conflict.conflict_id
         subject = {"deprecate": f"dmm: resolve {cid} by deprecating {', '.join(change.deprecated)}",
@@ -408,6 +432,80 @@ def resolve(git: Git, conflict: Conflict, mems: list[Memory], request: Resolutio
     return outcome
 
 
+def check_until(until: str, today: dt.date) -> str:
+    """``until`` as an ISO date after ``today``: the day a deferral ends."""
+    try:
+        day = dt.date.fromisoformat(until.strip())
+    except (ValueError, AttributeError):
+        raise InvalidInputError(f"--until takes a date as YYYY-MM-DD, got {until!r}") from None
+    if day <= today:
+        raise InvalidInputError(f"--until {day} is not in the future: a deferral ends on a "
+                                "later day (or give no --until: deferred until someone decides)")
+    return day.isoformat()
+
+
+@dataclass
+class BatchResult:
+    """Several conflicts dismissed or deferred by one commit."""
+
+    action_taken: str
+    conflict_ids: list[str]
+    commit: str | None = None
+    branch: str | None = None
+    changed_paths: list[str] = field(default_factory=list)
+    reason: str = ""
+    until: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"success": True, **self.__dict__}
+
+
+def decide_many(git: Git, conflicts: list[Conflict], action: str, reason: str, *,
+                until: str | None = None, who: str | None = None,
+                today: dt.date | None = None) -> BatchResult:
+    """Dismiss or defer every conflict of ``conflicts`` as one commit (one decision record
+    each, and one Dmm-Conflict trailer each: `undo` of one of them reverts its record only).
+    Nothing is committed when any of them was decided meanwhile."""
+    if action not in ("dismiss", "defer"):
+        raise InvalidInputError("only dismiss and defer decide several conflicts at once")
+    if not reason.strip():
+        raise InvalidInputError("a reason is required: say why")
+    if not conflicts:
+        raise InvalidInputError(f"no conflict to {action}")
+    if until is not None:
+        if action != "defer":
+            raise InvalidInputError("--until goes with defer: the day a deferral ends")
+        until = check_until(until, today or dt.date.today())
+    closed = [c.conflict_id for c in conflicts if c.status in CLOSED]
+    if closed:
+        raise AlreadyDecidedError(f"already decided: {', '.join(closed)}",
+                                  hint="leave them out, or undo their decision first")
+    who = who or git.user_name()
+    ids = [c.conflict_id for c in conflicts]
+    outcome = BatchResult(action, ids, reason=reason.strip(), until=until)
+
+    def build(old: str):
+        records = {}
+        for c in conflicts:
+            _check_still_open(git, old, c)
+            record = decision_record(c, STATUS_AFTER[action], action, reason, who,
+                                     suppressed_until=until)
+            records[store.record_path(c.conflict_id)] = git.hash_blob(
+                (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode())
+        tree = git.tree_with(old, records)
+        pairs = [("Dmm-Conflict", i) for i in ids] + [("Dmm-Resolution", action)]
+        pairs += [("Dmm-Until", until)] if until else []
+        pairs += [("Dmm-Reason", reason), ("Dmm-Resolved-By", who)]
+        subject = f"dmm: {action} {len(ids)} conflicts" if len(ids) > 1 else \
+            f"dmm: {action} {ids[0]}"
+        return tree, [old], commit_message(subject, reason, pairs), []
+
+    landed = land(git, build)
+    outcome.commit, outcome.branch = landed.commit, landed.branch
+    outcome.changed_paths = landed.changed_paths
+    return outcome
+
+
 def undo(git: Git, conflict_id: str, reason: str, who: str | None = None) -> ResolutionResult:
     """Revert the latest resolution (or dismissal, deferral, flag) of ``conflict_id`` with a
     new commit. Refuses when a file it changed has changed again since: reverting it would
@@ -431,6 +529,9 @@ def undo(git: Git, conflict_id: str, reason: str, who: str | None = None) -> Res
 
     def build(old: str):
         paths = git.changed_paths(before, done.sha)
+        if len(trailer_values(done.message, "Dmm-Conflict")) > 1:
+            # one commit decided several conflicts (decide_many): only this one's record
+            paths = [p for p in paths if p == store.record_path(conflict_id)]
         after, now, then = (git.blob_ids(rev, paths) for rev in (done.sha, old, before))
         moved = [p for p in paths if after.get(p) != now.get(p)]
         if moved:

@@ -310,8 +310,11 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
 
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
          focus_ids: set[str] | None = None, methods: list[str] | None = None,
-         progress=None, second_pass=None, loaded: tuple | None = None) -> ScanResult:
-    """Scan and store the result. ``focus_ids`` limits incremental and targeted scans;
+         progress=None, second_pass=None, loaded: tuple | None = None,
+         complete: bool = True) -> ScanResult:
+    """Scan and store the result. ``complete``: False when the scan looked at part of the
+    store on request (a scope), whatever changed elsewhere: the store is not marked as
+    scanned, so the next scan still looks at what changed. ``focus_ids`` limits incremental and targeted scans;
     ``progress(done, total)`` follows the reading of the memories (most of the time);
     ``second_pass``: the judge's (analyzers/rule_extraction.RuleExtraction), whose cached
     verdicts join the analyzers' candidates; ``loaded``: (features, focus) the judge's pass
@@ -333,7 +336,7 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
     new_ids, existing = store.save(conn, conflicts, focus if scan_type != "full" else None,
-                                   scan_id, fingerprint(config), partial)
+                                   scan_id, fingerprint(config), partial, complete)
     by_type: dict[str, int] = defaultdict(int)
     by_method: dict[str, int] = defaultdict(int)
     for c in conflicts:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from dmm.conflicts import auto, shared, store
 from dmm.conflicts.analyzers import fingerprint
-from dmm.conflicts.model import OPEN, Conflict, ConflictMemory, conflict_id, pair_key
+from dmm.conflicts.model import (OPEN, Conflict, ConflictMemory, conflict_id, pair_key,
+                                  status_of)
 from dmm.errors import InvalidInputError, NotFoundError
 from dmm.index import db, read
 from dmm.memory.model import Memory
@@ -32,15 +33,23 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
              since: str | None = None, memory: str | None = None,
              methods: list[str] | None = None, progress=None,
              rule_extraction: bool | None = None, announce=None, judge_progress=None,
-             ) -> ScanResult:
+             scopes: list[str] | None = None) -> ScanResult:
     """Scan (see scanner.scan). ``rule_extraction``: ask the judge about the scan's candidate
     pairs (None: as ``[judge] use_rule_extraction`` says); with the judge on, cached verdicts
     count in every scan. ``announce(pairs, tokens, model, where)`` is called before anything
     is sent, ``judge_progress(done, total)`` while it is. A judge that is off, missing or
-    failing adds a line to the result's errors; the rules' answer stands."""
+    failing adds a line to the result's errors; the rules' answer stands. ``scopes``: scan
+    every memory of these scopes against the store (seed 002's scope-limited detection),
+    and nothing else."""
     cfg = ws.config["conflicts"]
+    methods, rule_extraction = named_methods(methods, rule_extraction)
     focus, kind = None, "full"
-    if memory:
+    if scopes:
+        if full or since or memory:
+            raise InvalidInputError("--scope chooses the memories to scan: give it without "
+                                    "--full, --since or --memory")
+        focus, kind = store.in_scopes(conn, scopes), "targeted"
+    elif memory:
         found = read.find(conn, memory)
         if not found:
             raise NotFoundError(f"no memory {memory}")
@@ -73,13 +82,32 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
                 loaded = None  # the cache changed while the judge was asked: read it again
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                           progress=progress, second_pass=second,
-                          loaded=loaded[1:] if loaded else None)
-            if methods is None:  # the cache is up to date: the other work trees may use it
+                          loaded=loaded[1:] if loaded else None, complete=not scopes)
+            if methods is None and not scopes:  # up to date: the other work trees may use it
                 shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
     result.errors[:0] = notes
     return result
+
+
+def named_methods(names: list[str] | None, rule_extraction: bool | None,
+                  ) -> tuple[list[str] | None, bool | None]:
+    """(the analyzers ``names`` asks for, by their long names; whether to ask the judge): the
+    requirements' short names (model.METHOD_NAMES) stand for the long ones, and "rule"
+    (rule_extraction) is the judge's pass over what the analyzers find, so it turns the judge
+    on rather than running alone (with no other method named: beside every analyzer)."""
+    if not names:
+        return None, rule_extraction
+    from dmm.conflicts.model import METHOD_NAMES
+
+    long = [METHOD_NAMES.get(n, n) for n in names]
+    if "rule_extraction" in long:
+        if rule_extraction is False:
+            raise InvalidInputError("method rule asks the judge, and rule extraction is "
+                                    "turned off: give one of them")
+        long, rule_extraction = [n for n in long if n != "rule_extraction"], True
+    return list(dict.fromkeys(long)) or None, rule_extraction
 
 
 def _second_pass(ws: Workspace, asked: bool | None, announce, progress) -> tuple:
@@ -167,41 +195,95 @@ def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,
               *, status: str = "all", type_: str | None = None, min_confidence: float = 0.0,
               conflict_id: str | None = None, limit: int | None = None,
-              scan: bool = True) -> tuple[list[Conflict], int]:
+              scan: bool = True, scopes: list[str] | None = None,
+              ) -> tuple[list[Conflict], int]:
     """Current conflicts with their committed decisions applied, filtered in SQL so that a
     store with thousands of conflicts lists its top ones quickly; (page, total matching).
-    ``scan``: first scan the memories changed since the last scan (else: as last scanned)."""
+    ``scan``: first scan the memories changed since the last scan (else: as last scanned).
+    ``scopes``: only conflicts one of whose memories is in one of these scopes. Each conflict
+    carries its severity (severity.py), judged today."""
     if scan:
         ensure_current(ws, conn)
+    today = dt.date.today()
     decided = store.decisions(ws.conflicts_dir)
-    closed = {cid for cid, d in decided.items() if d.get("status") not in OPEN}
-    include, exclude = None, set()
-    if status == "unresolved":
-        exclude = closed
-    elif status != "all":
-        include = {cid for cid, d in decided.items() if d.get("status") == status}
+    now = {cid: status_of(d, today.isoformat()) for cid, d in decided.items()}
+    proposed = _proposed(ws)
+    wanted = _with_status(now, proposed, status)
+    include, exclude = (None, set(now) - wanted) if status in ("all", "unresolved") \
+        else (wanted, set())
     found, total = store.query(conn, include=include, exclude=exclude, type_=type_,
-                               memories=memory_ids, min_confidence=min_confidence,
-                               conflict_id=conflict_id, limit=limit)
+                               memories=memory_ids, scopes=scopes,
+                               min_confidence=min_confidence, conflict_id=conflict_id,
+                               limit=limit)
     # decided conflicts the scan no longer reports (resolved by deprecation) or never did
     # (flagged by hand) come from their decision records
-    wanted = {cid: d for cid, d in decided.items()
-              if status == "all" or d.get("status") == status
-              or (status == "unresolved" and d.get("status") == "flagged")}
-    undetected = sorted(set(wanted) - store.detected(conn, sorted(wanted)))
+    wanted = wanted & set(decided)  # a proposal may name a conflict no record and no scan has
+    undetected = sorted(wanted - store.detected(conn, sorted(wanted)))
     extra = []
     if undetected:
         memories = _memories(conn)
-        for cid in undetected:
-            c = store.from_decision(wanted[cid], memories)
-            if (c and (not memory_ids or {m.memory_id for m in c.memories} & set(memory_ids))
-                    and (not conflict_id or cid == conflict_id) and (not type_ or c.type == type_)
-                    and c.confidence >= min_confidence):
-                extra.append(c)
+        rebuilt = (store.from_decision(decided[cid], memories, today.isoformat())
+                   for cid in undetected)
+        extra = [c for c in rebuilt if c and _matches(c, memory_ids, scopes, conflict_id,
+                                                      type_, min_confidence)]
     # most confident first, whether detected or known from a decision (a flag is 1.00)
-    out = sorted(store.with_decisions(found, decided) + extra,
+    out = sorted(store.with_decisions(found, decided, today.isoformat()) + extra,
                  key=lambda c: (-c.confidence, c.conflict_id))
-    return out[:limit] if limit else out, total + len(extra)
+    for c in out:
+        if c.conflict_id in proposed and c.status not in ("resolved", "dismissed"):
+            c.status = "in_progress"
+    out = out[:limit] if limit else out
+    _judge_severity(conn, out, today)
+    return out, total + len(extra)
+
+
+def _with_status(now: dict[str, str], proposed: dict[str, str], status: str) -> set[str]:
+    """The decided conflicts (``now``: id -> status today) that ``status`` lists: "all" every
+    one, "unresolved" the open ones, "in_progress" those a proposal resolves (``proposed``)
+    and any other status its own, but for those a proposal resolves."""
+    if status == "all":
+        return set(now)
+    if status == "unresolved":
+        return {cid for cid, s in now.items() if s in OPEN or cid in proposed}
+    if status == "in_progress":
+        return set(proposed)
+    return {cid for cid, s in now.items() if s == status and cid not in proposed}
+
+
+def _matches(c: Conflict, memory_ids: list[str] | None, scopes: list[str] | None,
+             conflict_id: str | None, type_: str | None, min_confidence: float) -> bool:
+    """Whether ``c`` (rebuilt from its decision) passes the filters store.query applies."""
+    return ((not memory_ids or bool({m.memory_id for m in c.memories} & set(memory_ids)))
+            and (not scopes or bool({m.scope for m in c.memories} & set(scopes)))
+            and (not conflict_id or c.conflict_id == conflict_id)
+            and (not type_ or c.type == type_) and c.confidence >= min_confidence)
+
+
+def _proposed(ws: Workspace) -> dict[str, str]:
+    """{conflict id: proposal id} for every open proposal that resolves a conflict (`resolve
+    --propose`): those conflicts are in_progress until it is approved or closed. One git call
+    when there is no proposal branch at all (the common case)."""
+    from dmm.gitrepo import Git
+    from dmm.team import refs as team_refs
+
+    git = Git(ws.root)
+    if not team_refs.proposal_refs(git):
+        return {}
+    from dmm.proposals.queue import open_proposals
+
+    return {p.resolution["Dmm-Conflict"]: p.proposal_id
+            for p in open_proposals(git, with_status=False)
+            if p.type == "resolve" and p.resolution.get("Dmm-Conflict")}
+
+
+def _judge_severity(conn: sqlite3.Connection, found: list[Conflict], today: dt.date) -> None:
+    """Set each conflict's severity from its memories as the cache has them."""
+    from dmm.conflicts.severity import severity
+
+    mems = memories_of(conn, found)
+    for c in found:
+        c.severity = severity(c, [mems[m.memory_id] for m in c.memories
+                                  if m.memory_id in mems], today)
 
 
 def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> list[Conflict]:
@@ -213,16 +295,53 @@ def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> lis
 
 
 def stats(ws: Workspace, conn: sqlite3.Connection, scan: bool = True) -> dict:
-    """Counts by type, detection method and status over every conflict `conflicts list
-    --status all` shows (detected, flagged by hand, resolved): each count sums to the total.
+    """Counts by type, detection method, status and severity over every conflict `conflicts
+    list --status all` shows (detected, flagged by hand, resolved): each count sums to the
+    total; and seed 000 section 14.2's resolution figures (``resolution_figures``).
     ``scan``: first scan what changed (False when the caller just did)."""
     found, _ = conflicts(ws, conn, status="all", scan=scan)
     count = lambda key: dict(sorted(Counter(key(c) for c in found).items()))  # noqa: E731
     return {"total": len(found), "by_type": count(lambda c: c.type),
             "by_method": count(lambda c: c.detection_method),
             "by_status": count(lambda c: c.status),
+            "by_severity": count(lambda c: c.severity or "unknown"),
             "average_confidence": round(sum(c.confidence for c in found) / len(found), 3)
-            if found else 0.0}
+            if found else 0.0, **resolution_figures(found, store.first_seen(conn))}
+
+
+def resolution_figures(found: list[Conflict], seen: dict[str, str]) -> dict:
+    """Seed 000 section 14.2: ``resolution_rate``, the share of conflicts settled (resolved
+    or dismissed as false positives; None with no conflict), ``median_days_to_resolution``
+    from first detection to the decision (None when no settled conflict has both dates),
+    ``resolutions_timed`` (how many it is the median of), and ``oldest_unresolved``, when
+    the longest-open conflict was first detected. A decision record says when its conflict
+    was first detected; older records have this clone's first sighting (``seen``)."""
+    import statistics
+
+    settled = [c for c in found if c.status in ("resolved", "dismissed")]
+    days = []
+    for c in settled:
+        d = c.decision or {}
+        start, end = _when(d.get("detected_at") or seen.get(c.conflict_id)), _when(d.get("at"))
+        if start is not None and end is not None and end >= start:
+            days.append((end - start).total_seconds() / 86400)
+    open_since = [c.detected_at for c in found if c.status in OPEN and c.detected_at]
+    return {"resolution_rate": round(len(settled) / len(found), 3) if found else None,
+            "median_days_to_resolution": round(statistics.median(days), 2) if days else None,
+            "resolutions_timed": len(days),
+            "oldest_unresolved": min(open_since, key=lambda t: _when(t) or dt.datetime.max
+                                     .replace(tzinfo=dt.timezone.utc), default=None)}
+
+
+def _when(text) -> dt.datetime | None:
+    """An ISO time from a record (a date alone is its midnight; no zone is UTC)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
 def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description: str,
@@ -281,13 +400,45 @@ def resolve(ws: Workspace, conn: sqlite3.Connection, request: resolver.Resolutio
     from dmm.gitrepo import Git
 
     taken: set[str] = set()
+    added = None
     if request.action == "merge":  # the only action that makes a memory, with a new id
         from dmm.audit import ids_ever_named
 
         taken = {row[0] for row in conn.execute("SELECT id FROM memories")}
         taken |= ids_ever_named(Git(ws.root))  # open proposals too: commits with trailers
+        added = added_order(ws, {m.id: m for m in mems})  # the newer one's title and folder
     return resolver.resolve(Git(ws.root), conflict, mems, request, taken_ids=taken,
-                            propose=propose)
+                            propose=propose, added=added)
+
+
+def decide_many(ws: Workspace, conn: sqlite3.Connection, action: str, reason: str, *,
+                ids: list[str] | None = None, type_: str | None = None,
+                scopes: list[str] | None = None, until: str | None = None,
+                dry_run: bool = False) -> tuple[list[Conflict], resolver.BatchResult | None]:
+    """Dismiss or defer several conflicts as one commit: those named by ``ids``, or else
+    every open one of ``type_`` and ``scopes``; (the conflicts, the commit's result: None
+    with ``dry_run``)."""
+    from dmm.conflicts import resolver
+    from dmm.conflicts.model import check_conflict_id
+    from dmm.gitrepo import Git
+
+    if ids:
+        if type_ or scopes:
+            raise InvalidInputError("name conflicts by id or by --type/--scope, not both")
+        wanted = list(dict.fromkeys(check_conflict_id(i) for i in ids))
+        known = {c.conflict_id: c for c in conflicts(ws, conn, status="all")[0]}
+        missing = [i for i in wanted if i not in known]
+        if missing:
+            raise NotFoundError(f"no conflict {', '.join(missing)}",
+                                hint="`dmm conflicts list --status all`")
+        found = [known[i] for i in wanted]
+    elif type_ or scopes:
+        found, _ = conflicts(ws, conn, status="unresolved", type_=type_, scopes=scopes)
+    else:
+        raise InvalidInputError("name the conflicts: their ids, or --type and/or --scope")
+    if dry_run or not found:
+        return found, None
+    return found, resolver.decide_many(Git(ws.root), found, action, reason, until=until)
 
 
 def memories_of(conn: sqlite3.Connection, conflicts_: list[Conflict]) -> dict[str, Memory]:
@@ -302,13 +453,27 @@ def memories_of(conn: sqlite3.Connection, conflicts_: list[Conflict]) -> dict[st
 
 
 def auto_plan(ws: Workspace, conn: sqlite3.Connection, min_confidence: float | None = None,
-              ) -> list[auto.Step]:
-    """What `resolve --auto` would do with every open conflict, and why."""
-    found, _ = conflicts(ws, conn, status="unresolved")
+              scopes: list[str] | None = None) -> list[auto.Step]:
+    """What `resolve --auto` would do with every open conflict (of ``scopes``), and why."""
+    found, _ = conflicts(ws, conn, status="unresolved", scopes=scopes)
     cfg = ws.config["conflicts"]
     floor = cfg["auto_min_confidence"] if min_confidence is None else min_confidence
     detected = store.detected(conn, [c.conflict_id for c in found])
-    return auto.plan(found, memories_of(conn, found), cfg, floor, detected)
+    memories = memories_of(conn, found)
+    return auto.plan(found, memories, cfg, floor, detected, added_order(ws, memories))
+
+
+def added_order(ws: Workspace, memories: dict[str, Memory]) -> dict[str, int]:
+    """{memory id: rank of the commit that added it} for ``memories``: one git call for the
+    whole batch, whatever its size (auto.ordered)."""
+    if not memories:
+        return {}
+    from dmm.gitrepo import Git
+    from dmm.memory.paths import MEMORY_ROOT
+
+    ranks = Git(ws.root).added_order(MEMORY_ROOT.rstrip("/"))
+    return {i: ranks[MEMORY_ROOT + m.path] for i, m in memories.items()
+            if MEMORY_ROOT + m.path in ranks}
 
 
 def undo(ws: Workspace, cid: str, reason: str) -> resolver.ResolutionResult:

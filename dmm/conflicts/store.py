@@ -14,19 +14,20 @@ import marshal
 import sqlite3
 from pathlib import Path
 
-from dmm.conflicts.model import ANALYZERS, PASSES, Conflict, ConflictMemory
+from dmm.conflicts.model import ANALYZERS, PASSES, Conflict, ConflictMemory, status_of
 from dmm.workspace import DMM_DIR
 
 
 def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | None,
          scan_id: str, fingerprint: str, methods: set[str] | None = None,
-         ) -> tuple[list[str], int]:
+         complete: bool = True) -> tuple[list[str], int]:
     """Replace the stored conflicts (all, or those touching ``focus``); (ids of the conflicts
     this cache had not stored before, how many it had).
     ``fingerprint``: the analyzers' version and settings the scan ran with. ``methods``: a
     partial scan ran only these analyzers, so it replaces only what they alone found (a
     conflict another analyzer also found stays as it was) and leaves the store marked as not
-    scanned by the others."""
+    scanned by the others. ``complete``: False for a scan of part of the store chosen by a
+    person (a scope), which does not bring the rest up to date either."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         # a conflict this cache ever reported is not new when it comes back (an undone
@@ -63,6 +64,7 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
             else:
                 new.append(c.conflict_id)
             ids = sorted(m.memory_id for m in c.memories)
+            c.scan_id = scan_id
             conn.execute("INSERT OR REPLACE INTO conflicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
                           c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
@@ -70,7 +72,8 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
         seen.update({c.conflict_id: c.detected_at for c in conflicts})
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('seen_conflicts', ?)",
                      (marshal.dumps(seen),))
-        if methods is None:  # only a scan by every analyzer brings the store up to date
+        # only a scan by every analyzer of everything that changed brings the store up to date
+        if methods is None and complete:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
                          (marshal.dumps(_digests(conn)),))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_with', ?)",
@@ -126,6 +129,12 @@ def _seen(conn: sqlite3.Connection) -> dict[str, str]:
         return marshal.loads(row[0]) if row else {}
     except (ValueError, EOFError, TypeError) as exc:
         raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+
+
+def first_seen(conn: sqlite3.Connection) -> dict[str, str]:
+    """{conflict id: when this clone's cache first detected it}, for every conflict it ever
+    detected (kept across scans: a resolved conflict is still there)."""
+    return _seen(conn)
 
 
 def _cached_json(text: str) -> dict:
@@ -198,7 +207,7 @@ def from_dict(d: dict) -> Conflict:
                     d["description"], d["evidence"],
                     [ConflictMemory(**m) for m in d["memories"]], d.get("status", "unresolved"),
                     d.get("detected_at", ""), d.get("methods", []), d.get("decision"),
-                    d.get("question"), d.get("basis"))
+                    d.get("question"), d.get("basis"), scan_id=d.get("scan_id"))
 
 
 # --- committed decisions ------------------------------------------------------------------------
@@ -210,6 +219,13 @@ def record_path(cid: str) -> str:
 
 
 RECORD_MAX_BYTES = 1024 * 1024  # a decision record is a few KB
+
+
+def in_scopes(conn: sqlite3.Connection, scopes: list[str]) -> set[str]:
+    """Ids of the memories in ``scopes`` (the cache's index on scope: no read of the store)."""
+    marks = ",".join("?" * len(scopes))
+    return {r[0] for r in conn.execute(f"SELECT id FROM memories WHERE scope IN ({marks})",
+                                       list(scopes))}
 
 
 def decisions(conflicts_dir: Path) -> dict[str, dict]:
@@ -229,19 +245,21 @@ def decisions(conflicts_dir: Path) -> dict[str, dict]:
     return out
 
 
-def with_decisions(detected_conflicts: list[Conflict], decided: dict[str, dict]
-                   ) -> list[Conflict]:
-    """Detected conflicts with their committed decisions applied."""
+def with_decisions(detected_conflicts: list[Conflict], decided: dict[str, dict],
+                   today: str) -> list[Conflict]:
+    """Detected conflicts with their committed decisions applied (as they stand on
+    ``today``, an ISO date: model.status_of)."""
     for c in detected_conflicts:
         d = decided.get(c.conflict_id)
         if d:
-            c.status, c.decision = d["status"], d
+            c.status, c.decision = status_of(d, today), d
     return detected_conflicts
 
 
-def from_decision(d: dict, memories: dict[str, ConflictMemory]) -> Conflict | None:
+def from_decision(d: dict, memories: dict[str, ConflictMemory], today: str) -> Conflict | None:
     """A conflict that is no longer (or never was) detected, rebuilt from its decision: one
-    flagged by hand, or one resolved by deprecating a memory. None when a memory is gone."""
+    flagged by hand, or one resolved by deprecating a memory. None when a memory is gone.
+    ``today``: as in ``with_decisions``."""
     ids = d.get("memories", [])
     if len(ids) != 2 or any(i not in memories for i in ids):
         return None
@@ -250,8 +268,9 @@ def from_decision(d: dict, memories: dict[str, ConflictMemory]) -> Conflict | No
     method = d.get("detection_method", "manual")
     return Conflict(d["conflict_id"], d.get("type", "contradictory"), method,
                     d.get("confidence", 1.0), d.get("description", "flagged by hand"),
-                    d.get("evidence", d.get("reason", "")), mems, d["status"], d.get("at", ""),
-                    [method], d, question=d.get("question"))
+                    d.get("evidence", d.get("reason", "")), mems, status_of(d, today),
+                    d.get("detected_at") or d.get("at", ""), [method], d,
+                    question=d.get("question"))
 
 
 def found_only_by(conn: sqlite3.Connection, method: str) -> dict[str, Conflict]:
@@ -292,9 +311,10 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
           exclude: set[str] = frozenset(), type_: str | None = None,
           memories: list[str] | None = None, min_confidence: float = 0.0,
           conflict_id: str | None = None, limit: int | None = None,
-          ) -> tuple[list[Conflict], int]:
+          scopes: list[str] | None = None) -> tuple[list[Conflict], int]:
     """Detected conflicts matching the filters, most confident first, and how many match.
-    ``include`` / ``exclude`` restrict by conflict id (decisions decide those sets)."""
+    ``include`` / ``exclude`` restrict by conflict id (decisions decide those sets);
+    ``scopes``: one of the two memories is in one of them."""
     where, args = ["confidence >= ?"], [min_confidence]
     if type_:
         where.append("type = ?")
@@ -303,6 +323,12 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
         marks = ",".join("?" * len(memories))
         where.append(f"(a IN ({marks}) OR b IN ({marks}))")
         args += list(memories) * 2
+    if scopes:
+        marks = ",".join("?" * len(scopes))
+        # through the index on scope, whatever the size of the scope
+        where.append(f"(a IN (SELECT id FROM memories WHERE scope IN ({marks})) OR "
+                     f"b IN (SELECT id FROM memories WHERE scope IN ({marks})))")
+        args += list(scopes) * 2
     if conflict_id:
         where.append("conflict_id = ?")
         args.append(conflict_id)
@@ -314,8 +340,13 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
         args += sorted(exclude)
     sql_where = " AND ".join(where)
     total = conn.execute(f"SELECT count(*) FROM conflicts WHERE {sql_where}", args).fetchone()[0]
-    sql = (f"SELECT record FROM conflicts WHERE {sql_where} "
+    sql = (f"SELECT record, scan_id FROM conflicts WHERE {sql_where} "
            "ORDER BY confidence DESC, conflict_id")
     if limit:
         sql += f" LIMIT {int(limit)}"
-    return [from_dict(_cached_json(r[0])) for r in conn.execute(sql, args)], total
+    found = []
+    for record, scan_id in conn.execute(sql, args):
+        c = from_dict(_cached_json(record))
+        c.scan_id = c.scan_id or scan_id  # rows stored before records carried it
+        found.append(c)
+    return found, total
