@@ -9,7 +9,8 @@ Resolution Algorithms"):
   (unless the older one is clearly more trusted: then dates and confidence disagree and a
   person decides), else the one with clearly higher confidence or priority, else ask;
 - supersession: an orphaned link (A supersedes B, both active) is repaired by deprecating B;
-  circular, contested and incomplete chains are left to a person;
+  circular (of any length: B leads back to A), contested and incomplete chains are left to a
+  person;
 - scope_overlap: a person decides (the two scopes may both be intended);
 - never: a baseline memory, a conflict flagged by hand, one known only from a committed decision
   record (no scan found it: a commit can write any record), one a language model took part in (the
@@ -54,8 +55,24 @@ def clearly_more_trusted(a: Memory, b: Memory, priority_gap: float) -> bool:
         ta >= tb and a.priority - b.priority >= priority_gap - 1e-9)
 
 
-def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
-    """What to do about one conflict between ``a`` and ``b``."""
+def in_circle(new: Memory, old: Memory, memories: dict[str, Memory]) -> bool:
+    """``old`` leads back to ``new`` through `supersedes` links among ``memories``: the link
+    ``new`` -> ``old`` closes a circle, and deprecating ``old`` would settle nothing."""
+    seen, todo = {old.id}, [old]
+    while todo:
+        for nxt in todo.pop().supersedes:
+            if nxt == new.id:
+                return True
+            if nxt not in seen and nxt in memories:
+                seen.add(nxt)
+                todo.append(memories[nxt])
+    return False
+
+
+def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict,
+           memories: dict[str, Memory] | None = None) -> Step:
+    """What to do about one conflict between ``a`` and ``b``; ``memories``: the others their
+    `supersedes` chains run through (a circle is told by the whole chain)."""
     def keep(winner: Memory, why: str) -> Step:
         loser = b if winner is a else a
         if loser.scope == "baseline":
@@ -80,6 +97,11 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict) -> Step:
         links = [(x, y) for x, y in ((a, b), (b, a)) if y.id in x.supersedes]
         if len(links) == 1 and a.is_active and b.is_active:
             new, old = links[0]
+            if in_circle(new, old, memories or {}):
+                return ask(f"circular: {old.id} leads back to {new.id} through `supersedes` "
+                           "links, so the links cannot say which memory is current",
+                           "deprecate the memories that are no longer true and drop the link "
+                           "that closes the circle")
             return keep(new, f"{new.id} supersedes {old.id}, which is still active")
         return ask("the supersession chain is circular, contested or incomplete: which memory "
                    "is current is a decision", "deprecate the memory that is no longer true")
@@ -143,7 +165,7 @@ def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
             steps.append(Step(c, None, None, None, f"detection confidence {c.confidence:.2f} is "
                                                    f"below {min_confidence:.2f}"))
         else:
-            step = decide(c, a, b, cfg)
+            step = decide(c, a, b, cfg, memories)
             if step.target:
                 retired.add(step.target)
             steps.append(step)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the features (and every cue list) load only when a scan run
 
 # Bump when a change to the analyzers changes what they report: caches scanned by an older
 # version (or with other settings) then rescan everything instead of keeping stale verdicts.
-VERSION = 24
+VERSION = 25
 
 
 # the fitted confidence weights (calibration.py): refitting them changes what is reported too
