@@ -113,3 +113,43 @@ def test_a_chinese_replacement_of_something_else_is_no_conflict(repo):
     add(repo, "project/new.md", "mem_2026_04_01_001", "决定用 pnpm 替代 npm",
         "安装依赖决定用 pnpm 替代 npm，锁文件改为 pnpm-lock.yaml。", tags="[frontend]")
     assert detect(repo) == {}
+
+
+def _evidence(repo) -> list[tuple[str, str]]:
+    from dmm import config
+    from dmm.conflicts.scanner import scan
+    from dmm.index.refresh import open_fresh
+
+    conn, _ = open_fresh(repo.ws)
+    try:
+        scan(conn, config.DEFAULTS["conflicts"])
+        return conn.execute("SELECT type, evidence FROM conflicts").fetchall()
+    finally:
+        conn.close()
+
+
+def test_the_evidence_names_the_claims_values_not_the_rationales(repo):
+    """Issue 37 item 11: pool size 20 against 50 was reported as '20 connections' vs '200
+    connections', a number from the second memory's "Why" sentence."""
+    add(repo, "project/pool20.md", "mem_2026_01_01_001", "Database connection pool size is 20",
+        "Each API instance keeps a pool of 20 connections to Postgres.\n\n"
+        "Why: the server accepts 100 connections and we run four instances.", tags="[database]")
+    add(repo, "project/pool50.md", "mem_2026_03_01_001", "Database connection pool size is 50",
+        "Each API instance sets its pool size to 50.\n\n"
+        "Why: after the upgrade the server accepts 200 connections, and we still run four "
+        "instances.", tags="[database]")
+    found = _evidence(repo)
+    assert [t for t, _ in found] == ["contradictory"]
+    evidence = found[0][1]
+    assert "20" in evidence and "50" in evidence, evidence
+    assert "200" not in evidence and "100" not in evidence, evidence
+
+
+def test_values_in_a_because_sentence_are_no_claim(repo):
+    """The second memory's only duration is its reason, not its rule: no value differs."""
+    add(repo, "project/a.md", "mem_2026_01_01_001", "Search requests time out after 5 seconds",
+        "The search proxy cancels a search request after 5 seconds.", tags="[search]")
+    add(repo, "project/b.md", "mem_2026_02_01_001", "Search requests are retried once",
+        "The search proxy retries a failed search request once. Because users leave after "
+        "10 seconds, a second retry would come too late.", tags="[search]")
+    assert all(t != "contradictory" for t, _ in _evidence(repo))
