@@ -21,10 +21,10 @@ from functools import cached_property
 from dmm.conflicts.alternatives import asks, choices
 from dmm.conflicts.anchors import anchors
 from dmm.conflicts.contexts import named_contexts
+from dmm.conflicts.compounds import compounds, subject_compound
 from dmm.conflicts.cues import Prohibition, point_code, prohibitions, records_change
 from dmm.conflicts.headings import is_heading, names_its_file
 from dmm.conflicts.names import holders, proper_names, title_proper_names
-from dmm.conflicts.pairs import compounds, subject_compound
 from dmm.conflicts.prose import (in_spans, lead, rationale_spans, split_sentences, stated_prose,
                                  value_contexts, without_code)
 from dmm.conflicts.quantities import Quantity, Version, quantities, settings, versions

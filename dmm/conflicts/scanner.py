@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from dmm.conflicts import sanity, store
 from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
-from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
+from dmm.conflicts.analyzers import fingerprint, registry
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.contexts import apart
 from dmm.conflicts.features import Features, build
 from dmm.conflicts.merger import merge

@@ -401,7 +401,7 @@ def test_two_values_are_compared_only_when_said_about_two_shared_words(repo):
 
 
 def test_kinds_are_read_from_the_subject_a_title_opens_with():
-    from dmm.conflicts.pairs import compounds, subject_compound
+    from dmm.conflicts.compounds import compounds, subject_compound
 
     assert subject_compound("The refresh tokens last 30 days") == ("refresh", "token")
     assert subject_compound("How to rotate signing keys") is None  # a question

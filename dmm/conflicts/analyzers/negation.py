@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.cues import DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED
 from dmm.conflicts.pairs import guides
 from dmm.conflicts.model import Candidate

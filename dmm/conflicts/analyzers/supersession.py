@@ -8,7 +8,7 @@ one by its links alone (seeds/000 5.4).
 
 from __future__ import annotations
 
-from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.model import Candidate
 
 NAME = "supersession_chain"
