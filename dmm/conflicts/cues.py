@@ -163,9 +163,10 @@ IMPERATIVE = re.compile(
 DIRECTIVE = re.compile(rf"{IMPERATIVE.pattern}|\b(must|should|shall|may|never|always|only|"
                        r"required|not allowed|forbidden)\b|"
                        # Chinese: must, should, always, by default use, forbidden, do not;
-                       # or an opening "use"/"please"
+                       # or an opening "use"/"please" (not the nouns 用户 user, 用于 used
+                       # for, 用途 purpose, 用法 usage, 使用说明 instructions for use)
                        r"必须|务必|应该|应当|一律|始终|总是|默认用|默认使用|禁止|不要|不得|切勿|"
-                       r"^\s*(?:请|使用|采用|用(?!户))", re.I)
+                       r"^\s*(?:请|使用(?!说明|指南|方法)|采用|用(?![户于途法量]))", re.I)
 
 
 # a code span may wrap onto the next line (markdown reads the line break as a space), never

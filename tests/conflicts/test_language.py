@@ -153,3 +153,14 @@ def test_values_in_a_because_sentence_are_no_claim(repo):
         "The search proxy retries a failed search request once. Because users leave after "
         "10 seconds, a second retry would come too late.", tags="[search]")
     assert all(t != "contradictory" for t, _ in _evidence(repo))
+
+
+@pytest.mark.parametrize("title, directive", [
+    ("默认用 React 开发前端", True), ("用 cargo install 安装", True), ("必须使用 UTC 时间", True),
+    ("用户数据保存 30 天", False),  # 用户: the user, not "use"
+    ("用于测试的数据库", False), ("使用说明", False),
+])
+def test_chinese_directives(title, directive):
+    from dmm.conflicts.cues import DIRECTIVE
+
+    assert bool(DIRECTIVE.search(title)) is directive
