@@ -171,10 +171,13 @@ def names_document(text: str, start: int) -> bool:
 
 
 # A bare number a noun is set to, ending its clause: "pool size is 20", "retries = 3", "max
-# workers: 8". The noun is what is counted; the number has no unit of its own.
+# workers: 8", "a pool size of 20". The noun is what is counted; the number has no unit of its
+# own. Not after a verb: "capped at 200", "set to 50", "limited to 5" say how a value is
+# bounded or changed, and their word is no noun.
 _SETTING = re.compile(
-    rf"\b([^\W\d_]{{3,}})\s*(?:\s(?:is|are|of|to|at|equals)\s+|[=:]\s*){_NUM}"
+    rf"\b([^\W\d_]{{3,}})\s*(?:\s(?:is|are|was|were|of|equals)\s+|[=:]\s*){_NUM}"
     r"(?=\s*(?:$|[,;.)](?:\s|$)))", re.I)
+_VERB_FORM = re.compile(r"(?:ed|ing)$")
 
 
 _VERSION_NOUNS = frozenset("version versions release releases".split())  # versions.py's
@@ -188,7 +191,7 @@ def settings(text: str) -> list[Quantity]:
     for m in _SETTING.finditer(text):
         noun = m.group(1).lower()
         if (noun in STOPWORDS or noun in MONTHS or noun in _VERSION_NOUNS
-                or names_document(text, m.start(2))):
+                or _VERB_FORM.search(noun) or names_document(text, m.start(2))):
             continue
         out.append(Quantity(f"count:{canonical(stem(noun))}", _number(m.group(2), None),
                             text[m.start(1):m.end(2)], m.start(1)))

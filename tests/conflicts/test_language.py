@@ -164,3 +164,19 @@ def test_chinese_directives(title, directive):
     from dmm.conflicts.cues import DIRECTIVE
 
     assert bool(DIRECTIVE.search(title)) is directive
+
+
+@pytest.mark.parametrize("title, said", [
+    ("Database connection pool size is 20", ["size is 20"]),
+    ("Max workers: 8", ["workers: 8"]),
+    ("A pool size of 20", ["size of 20"]),
+    ("Page size is capped at 200", []),  # a verb's bound, not a noun's value
+    ("Timeout was raised to 30", []),
+    ("Python version is 3.12", []),  # versions are compared as versions
+    ("Released on May 20", []),  # a date
+    ("Limit is 5 per user", []),  # the number does not end its clause
+])
+def test_a_title_sets_a_bare_value_of_its_noun(title, said):
+    from dmm.conflicts.quantities import settings
+
+    assert [q.text for q in settings(title)] == said
