@@ -57,7 +57,7 @@ FORBIDS_THING = re.compile(
     r"\b(?:no|not|against|instead of|rather than|nicht|kein|keine|keinen|statt|"
     r"anstatt|en lugar de|prohibit|prohibits|forbid|forbids|disallow|disallows|disable|"
     r"disables|(?:turn|turns|switch|switches)\s+off|verbiete|verbietet|deaktiviere|"
-    r"deaktiviert|prohíbe|prohibir|desactiva|desactivar)\b|不|没有|禁用|关闭|停用|弃用|"
+    r"deaktiviert|prohíbe|prohibir|desactiva|desactivar)\b|不|没有|禁用|停用|弃用|"
     # "用 Vue 替代 React", "X 取代 Y", "用 X 代替 Y": the one replaced follows the cue
     r"替代|取代|代替", re.I)
 # verbs that only carry their object: "do not introduce X" forbids X
@@ -70,7 +70,8 @@ _CUE_WORDS = frozenset("""never do don't does doesn't must mustn't should should
     prohibido prohibida prohibidos prohibidas prohibit prohibits forbid forbids disallow
     disallows disable disables turn turns switch switches verbiete verbietet deaktiviere
     deaktiviert prohíbe prohibir desactiva desactivar""".split())
-_CJK_CUES = ("不", "没有", "禁止", "切勿", "禁用", "关闭", "停止", "停用", "弃用", "替代",
+# (not 关闭: it closes an issue or a file as often as it turns something off)
+_CJK_CUES = ("不", "没有", "禁止", "切勿", "禁用", "停止", "停用", "弃用", "替代",
              "取代", "代替", "被")
 _SPLIT = re.compile(r"[^\w'’]+")
 
