@@ -58,8 +58,8 @@ FAMILIES = {
         "jest": "jest", "vitest": "vitest", "mocha": "mocha", "jasmine": "jasmine"}),
     # families that answer a question only about the same subject
     "concurrency style": Family(False, {
-        "async": "async|asynchronous|async def|asyncio|coroutine|coroutines",
-        "sync": "sync|synchronous|plain def"}),
+        "async": "async|asynchronous|asynchronously|async def|asyncio|coroutine|coroutines",
+        "sync": "sync|synchronous|synchronously|plain def"}),
     "data access": Family(False, {
         "orm": "orm|object-relational|mapped classes|mapped class|model classes|"
                "sqlalchemy orm|django orm|active record|activerecord|hibernate|prisma|"

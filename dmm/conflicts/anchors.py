@@ -1,18 +1,13 @@
 """Anchors: the words of a memory that read the same in every language (code, identifiers,
 acronyms, numbers, quantities in base units), with dates left out; two memories sharing many
-are copies in other words or another language.
+are copies in other words or another language (pairs.anchor_overlap compares them).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
 from dmm.conflicts.cues import INLINE_CODE
 from dmm.conflicts.quantities import MONTHS, Quantity
-
-if TYPE_CHECKING:
-    from dmm.conflicts.features import Features
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[._/+-][A-Za-z0-9]+)*|\d+(?:[.,]\d+)*")
 _SHAPED = re.compile(r"\d|[A-Z].*[A-Z]|[._/+]")
@@ -55,10 +50,3 @@ def anchors(text: str, qs: list[Quantity]) -> set[str]:
                if len(t) > 1 and _SHAPED.search(t))
     out.update(f"{q.dimension}={q.value:g}" for q in qs)
     return out
-
-
-def anchor_overlap(a: Features, b: Features) -> tuple[float, set[str]]:
-    """Jaccard similarity of two memories' anchors, and the anchors they share."""
-    shared = a.anchors & b.anchors
-    union = len(a.anchors | b.anchors)
-    return (len(shared) / union if union else 0.0), shared

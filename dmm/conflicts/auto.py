@@ -9,7 +9,8 @@ Resolution Algorithms"):
   (unless the older one is clearly more trusted: then dates and confidence disagree and a
   person decides), else the one with clearly higher confidence or priority, else ask;
 - supersession: an orphaned link (A supersedes B, both active) is repaired by deprecating B;
-  circular, contested and incomplete chains are left to a person;
+  circular (of any length: B leads back to A), contested and incomplete chains are left to a
+  person;
 - scope_overlap: a person decides (the two scopes may both be intended);
 - never: a baseline memory, a conflict flagged by hand, one known only from a committed decision
   record (no scan found it: a commit can write any record), one a language model took part in (the
@@ -68,9 +69,26 @@ def ordered(a: Memory, b: Memory, added: dict[str, int] | None = None,
     return (a, b) if (a.created is not None, a.id) > (b.created is not None, b.id) else (b, a)
 
 
+def in_circle(new: Memory, old: Memory, memories: dict[str, Memory]) -> bool:
+    """``old`` leads back to ``new`` through `supersedes` links among ``memories``: the link
+    ``new`` -> ``old`` closes a circle, and deprecating ``old`` would settle nothing."""
+    seen, todo = {old.id}, [old]
+    while todo:
+        for nxt in todo.pop().supersedes:
+            if nxt == new.id:
+                return True
+            if nxt not in seen and nxt in memories:
+                seen.add(nxt)
+                todo.append(memories[nxt])
+    return False
+
+
 def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict,
-           added: dict[str, int] | None = None) -> Step:
-    """What to do about one conflict between ``a`` and ``b``; ``added`` as in ``ordered``."""
+           added: dict[str, int] | None = None,
+           memories: dict[str, Memory] | None = None) -> Step:
+    """What to do about one conflict between ``a`` and ``b``; ``added`` as in ``ordered``;
+    ``memories``: the others their `supersedes` chains run through (a circle is told by the
+    whole chain)."""
     def keep(winner: Memory, why: str) -> Step:
         loser = b if winner is a else a
         if loser.scope == "baseline":
@@ -99,6 +117,11 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict,
         links = [(x, y) for x, y in ((a, b), (b, a)) if y.id in x.supersedes]
         if len(links) == 1 and a.is_active and b.is_active:
             new, old = links[0]
+            if in_circle(new, old, memories or {}):
+                return ask(f"circular: {old.id} leads back to {new.id} through `supersedes` "
+                           "links, so the links cannot say which memory is current",
+                           "deprecate the memories that are no longer true and drop the link "
+                           "that closes the circle")
             return keep(new, f"{new.id} supersedes {old.id}, which is still active")
         return ask("the supersession chain is circular, contested or incomplete: which memory "
                    "is current is a decision", "deprecate the memory that is no longer true")
@@ -165,7 +188,7 @@ def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
             steps.append(Step(c, None, None, None, f"detection confidence {c.confidence:.2f} is "
                                                    f"below {min_confidence:.2f}"))
         else:
-            step = decide(c, a, b, cfg, added)
+            step = decide(c, a, b, cfg, added, memories)
             if step.target:
                 retired.add(step.target)
             steps.append(step)

@@ -31,7 +31,7 @@ CHANGE_DONE = re.compile(
 # ("bcrypt was replaced", "the bcrypt path has been deleted", "the Opsgenie sunset")
 CHANGE = re.compile(
     rf"{CHANGED.pattern}|\b(?:{_CHANGE_NOUN}|sunset|deleted|removed|dropped|abandoned|"
-    r"phased out|invalidated|reemplaz\w*|sustituid\w*)\b|迁移|替换", re.I)
+    r"phased out|invalidated|reemplaz\w*|sustituid\w*)\b|迁移|替换|替代|取代|代替|改用", re.I)
 # "from X to Y": what a change left behind (X) and what it moved to (Y)
 TRANSITION = re.compile(r"\bfrom\s+([A-Z][\w.+#-]+)(?:\s+\w+){0,3}?\s+to\s+([A-Z][\w.+#-]+)")
 # Cues that forbid what precedes them: "tab characters are not allowed", "... are sent back",
@@ -42,24 +42,37 @@ PROHIBITED = re.compile(
     r"(?:should|must|will)\s+be\s+(?:rejected|refused|sent back)|"
     r"(?:stays?|remains?|(?:is|are)\s+kept)\s+out\s+of)\b"
     r"|\b(?:nicht\s+(?:erlaubt|zulässig|gestattet)|verboten|no\s+(?:está|están)\s+permitid[oa]s?|"
-    r"prohibid[oa]s?)\b|不允许|不能使用", re.I)
+    r"prohibid[oa]s?)\b|不允许|不能使用|"
+    # Chinese passive: "React 已被 Vue 取代" (React has been replaced by Vue)
+    r"(?:已经|已)?被[^，。；,;]{0,20}?(?:替代|取代|代替|替换|淘汰|弃用)", re.I)
 # Cues that forbid the action that follows them ("never merges", "do not introduce") and cues
 # that forbid the thing that follows them ("no tabs", "decided against mappers")
 FORBIDS_ACTION = re.compile(
     r"\b(?:never|do not|don't|does not|doesn't|must not|mustn't|should not|shouldn't|"
-    r"cannot|can't|avoid|nie|niemals|nunca|jamás|evita|evitar)\b|不要|禁止|不得|切勿", re.I)
+    r"cannot|can't|avoid|nie|niemals|nunca|jamás|evita|evitar)\b|不要|禁止|不得|切勿|停止", re.I)
+# "prohibit", "disable", "turn off" say no to what follows as "no" does: "Prohibit force
+# pushes" against "Allow force pushes", "Disable HTTP/2" against "Enable HTTP/2" (the
+# present only: "was turned off" records a change, "is disabled" describes a state)
 FORBIDS_THING = re.compile(
     r"\b(?:no|not|against|instead of|rather than|nicht|kein|keine|keinen|statt|"
-    r"anstatt|en lugar de)\b|不|没有", re.I)
+    r"anstatt|en lugar de|prohibit|prohibits|forbid|forbids|disallow|disallows|disable|"
+    r"disables|(?:turn|turns|switch|switches)\s+off|verbiete|verbietet|deaktiviere|"
+    r"deaktiviert|prohíbe|prohibir|desactiva|desactivar)\b|不|没有|禁用|停用|弃用|"
+    # "用 Vue 替代 React", "X 取代 Y", "用 X 代替 Y": the one replaced follows the cue
+    r"替代|取代|代替", re.I)
 # verbs that only carry their object: "do not introduce X" forbids X
 LIGHT_VERBS = frozenset(terms("use add introduce write create put make have do take bring "
-                              "commit push adopt rely depend start allow let"))
+                              "commit push adopt rely depend start allow let 用 使用 采用 引入"))
 # the first word of every cue above: a set lookup spares most sentences the regexes
 _CUE_WORDS = frozenset("""never do don't does doesn't must mustn't should shouldn't cannot can't
     avoid nie niemals nunca jamás evita evitar no not against instead rather nicht kein keine
     keinen statt anstatt en forbidden prohibited banned rejected refused sent out verboten
-    prohibido prohibida prohibidos prohibidas""".split())
-_CJK_CUES = ("不", "没有", "禁止", "切勿")
+    prohibido prohibida prohibidos prohibidas prohibit prohibits forbid forbids disallow
+    disallows disable disables turn turns switch switches verbiete verbietet deaktiviere
+    deaktiviert prohíbe prohibir desactiva desactivar""".split())
+# (not 关闭: it closes an issue or a file as often as it turns something off)
+_CJK_CUES = ("不", "没有", "禁止", "切勿", "禁用", "停止", "停用", "弃用", "替代",
+             "取代", "代替", "被")
 _SPLIT = re.compile(r"[^\w'’]+")
 
 
@@ -149,7 +162,12 @@ IMPERATIVE = re.compile(
     r"write|put|store|make|add|set|send|call|retry|wrap|follow|name|mark|open|push|merge|"
     r"commit|deploy|release|no)\b", re.I)
 DIRECTIVE = re.compile(rf"{IMPERATIVE.pattern}|\b(must|should|shall|may|never|always|only|"
-                       r"required|not allowed|forbidden)\b", re.I)
+                       r"required|not allowed|forbidden)\b|"
+                       # Chinese: must, should, always, by default use, forbidden, do not;
+                       # or an opening "use"/"please" (not the nouns 用户 user, 用于 used
+                       # for, 用途 purpose, 用法 usage, 使用说明 instructions for use)
+                       r"必须|务必|应该|应当|一律|始终|总是|默认用|默认使用|禁止|不要|不得|切勿|"
+                       r"^\s*(?:请|使用(?!说明|指南|方法)|采用|用(?![户于途法量]))", re.I)
 
 
 # a code span may wrap onto the next line (markdown reads the line break as a space), never

@@ -21,12 +21,13 @@ from functools import cached_property
 from dmm.conflicts.alternatives import asks, choices
 from dmm.conflicts.anchors import anchors
 from dmm.conflicts.contexts import named_contexts
+from dmm.conflicts.compounds import compounds, subject_compound
 from dmm.conflicts.cues import Prohibition, point_code, prohibitions, records_change
 from dmm.conflicts.headings import is_heading, names_its_file
 from dmm.conflicts.names import holders, proper_names, title_proper_names
-from dmm.conflicts.pairs import compounds, subject_compound
-from dmm.conflicts.prose import lead, split_sentences, stated_prose, value_contexts, without_code
-from dmm.conflicts.quantities import Quantity, Version, quantities, versions
+from dmm.conflicts.prose import (in_spans, lead, rationale_spans, split_sentences, stated_prose,
+                                 value_contexts, without_code)
+from dmm.conflicts.quantities import Quantity, Version, quantities, settings, versions
 from dmm.conflicts.synonyms import among, widen
 from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index.refresh import posting_weights
@@ -181,6 +182,12 @@ def build(memories: list[Memory],
         prose = without_code(body)
         stated = stated_prose(prose)
         qs = quantities(stated)[:MAX_QUANTITIES]
+        # the values the memory sets, not the figures its reasons cite (issue 37 item 11)
+        reasons = rationale_spans(stated)
+        claimed = [q for q in qs if not in_spans(q.start, reasons)] if reasons else qs
+        # a bare value the title sets ("pool size is 20") is the memory's point, though it has
+        # no unit the body would repeat
+        set_in_title = settings(m.title)
         title_terms = set(terms(m.title))
         title_names = title_proper_names(m.title)
         prose_sentences = split_sentences(prose)
@@ -196,8 +203,9 @@ def build(memories: list[Memory],
             chosen = {}
         out[m.id] = Features(
             memory=m, vector=unit,
-            title_terms=title_terms, quantities=qs,
-            contexts=value_contexts(stated, qs, title_terms),
+            title_terms=title_terms, quantities=set_in_title + claimed,
+            contexts=[title_terms] * len(set_in_title)
+            + value_contexts(stated, claimed, title_terms),
             versions=versions(stated),
             title_prohibitions=prohibitions(m.title),
             prohibitions=[p for s in prose_sentences for p in prohibitions(s)],

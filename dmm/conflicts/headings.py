@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from dmm.conflicts.cues import DIRECTIVE
-from dmm.text.analyze import STOPWORDS
+from dmm.conflicts.cues import DIRECTIVE, IMPERATIVE
+from dmm.text.analyze import STOPWORDS, has_cjk
 
 # a title that describes a document by what it is for or when it applies: "Cursor rules for
 # Angular development", "vite best practices", "Use this agent when building Vue 3 applications"
@@ -41,12 +41,33 @@ def _describes_document(title: str) -> bool:
     return bool(_DOCUMENT_FOR.search(title)) and not little - _PHRASE_WORDS
 
 
+# "Area: statement": a label, then what the title says about it ("Code Style: Use Tabs for
+# Indentation", "ADR029: Use AWS Shield Advanced")
+_LABELLED = re.compile(r"^[^:\n]{1,60}:\s+(\S.*)$")
+# a bare verb followed by "of" is a noun ("Use of RDS Aurora", "Release of 4.0")
+_NOUN_OF = re.compile(r"^\s*\w+\s+of\b", re.I)
+
+
+def _instructs(statement: str) -> bool:
+    """A statement that opens with an imperative and says what it acts on ("Use Tabs for
+    Indentation", "Never Commit Secrets"): a claim however it is capitalised."""
+    return bool(IMPERATIVE.match(statement)) and len(statement.split()) > 1 and not (
+        _NOUN_OF.match(statement) or _describes_document(statement))
+
+
 def is_heading(title: str) -> bool:
     """A Title Case title ("Vue 3 Development Instructions", "Power BI Security Best
     Practices") or one describing a document ("Cursor rules for Vue 3 with Nuxt") names a
-    topic; a sentence-case statement ("Passwords are hashed with bcrypt") makes a claim."""
+    topic; a sentence-case statement ("Passwords are hashed with bcrypt") makes a claim, and
+    so does a label followed by an instruction, each word capitalised or not ("Code Style: Use
+    Tabs for Indentation" is a heading and a claim: the claim is the memory's point)."""
+    labelled = _LABELLED.match(title)
+    if labelled and _instructs(labelled.group(1)):
+        return False
     if _describes_document(title):
         return True
+    if has_cjk(title):  # Chinese and Japanese have no capitals: a capitalised name says nothing
+        return False
     long_words = [w for w in re.findall(r"[^\W\d_]{4,}", title) if w.lower() not in STOPWORDS]
     return len(long_words) >= 2 and all(w[0].isupper() for w in long_words)
 

@@ -1,6 +1,9 @@
 """What two memories are to each other beyond their words: parallel documents for two subjects,
 two kinds of one thing, a deliberate exception to a general rule, two guides, copies (their
-cosine), shared tags.
+cosine, their shared anchors), shared tags.
+
+Above features.py: it reads two memories' Features; what one text says (its compounds, its
+anchors) is read below, in compounds.py and anchors.py.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from dmm.conflicts.prose import without_code
-from dmm.text.analyze import STOPWORDS, stem, terms
+from dmm.text.analyze import terms
 
 if TYPE_CHECKING:
     from dmm.conflicts.features import Features
@@ -23,40 +26,6 @@ def parallel(a: Features, b: Features) -> bool:
     only_a = a.corpus.specific(a.title_terms - b.all_terms)
     only_b = b.corpus.specific(b.title_terms - a.all_terms)
     return bool(only_a and only_b)
-
-
-# a compound's words: letters only, so that "15 minutes" and "30 minutes" are values of one
-# thing, not two kinds of minutes; a comma or a full stop ends a compound, a line break does not
-# (prose is wrapped at 80 columns)
-_COMPOUND_WORD = re.compile(r"[^\W\d_]{3,}|[^\w\s-]|\b\w+\b")
-
-
-def compounds(text: str) -> set[tuple[str, str]]:
-    """Adjacent pairs of content words of ``text``, stemmed: a modifier and its head noun
-    ("access tokens" -> ("access", "token")) among others ("tokens last")."""
-    out = set()
-    previous = None
-    for token in _COMPOUND_WORD.findall(text.lower()):
-        word = token if len(token) >= 3 and token.isalpha() and token not in STOPWORDS else None
-        if previous and word:
-            out.add((stem(previous), stem(word)))
-        previous = word
-    return out
-
-
-_ARTICLES = {"the", "a", "an", "our", "your", "its", "their"}
-
-
-def subject_compound(title: str) -> tuple[str, str] | None:
-    """The two words a title opens with, past an article, when both are content words: the
-    noun phrase a statement is about ("Access tokens are valid for 15 minutes", "The
-    technician app is built with Expo"); a question opens otherwise ("How to track technical
-    debt")."""
-    tokens = _COMPOUND_WORD.findall(title.lower())
-    if tokens and tokens[0] in _ARTICLES:
-        tokens.pop(0)
-    found = compounds(" ".join(tokens[:2]))
-    return next(iter(found), None)
 
 
 def kinds(a: Features, b: Features) -> tuple[str, str] | None:
@@ -116,6 +85,13 @@ def cosine(a: Features, b: Features, a_weights: dict[str, float] | None = None) 
     if len(a.vector) > len(b.vector):
         return b.vector.dot(a.vector if a_weights is None else a_weights)
     return a.vector.dot(b.vector)
+
+
+def anchor_overlap(a: Features, b: Features) -> tuple[float, set[str]]:
+    """Jaccard similarity of two memories' anchors (anchors.py), and the anchors they share."""
+    shared = a.anchors & b.anchors
+    union = len(a.anchors | b.anchors)
+    return (len(shared) / union if union else 0.0), shared
 
 
 def tag_jaccard(a: Features, b: Features) -> float:

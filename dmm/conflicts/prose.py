@@ -47,6 +47,43 @@ def split_sentences(text: str) -> list[str]:
     return [" ".join(p.split()) for p in parts if p and p.strip()]
 
 
+# A sentence or paragraph that gives the reason for a rule ("Why: the server accepts 200
+# connections", "Because users leave after 10 seconds, ...", a "## Rationale" section): its
+# numbers are facts the rule rests on, not the values it sets. German, Spanish and Chinese too.
+_REASON_OPENS = re.compile(
+    r"(?:^|(?<=[.!?。！？])\s+|\n)[ \t>*_-]*(?:(?:why|reason|reasons|rationale|background|"
+    r"warum|grund|begründung|por\s+qué|motivo|razón)\b\W*?[:：]|because\b|weil\b|porque\b|"
+    r"this\s+is\s+because\b|the\s+reason\s+is\b|原因[:：]|因为)", re.I)
+_REASON_SECTION = re.compile(
+    r"^#{1,6}\s*(?:why|reasons?|rationale|background|warum|begründung|por\s+qué|原因)\b.*$",
+    re.I | re.M)
+_NEXT_SECTION = re.compile(r"^#{1,6}\s", re.M)
+_PARAGRAPH_END = re.compile(r"[.!?。！？](?:\s|$)|\n\s*\n")
+
+
+def rationale_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` gives reasons: each sentence opening with "Why:", "Because", "Reason:"
+    (to its end) and each section under a "Why" or "Rationale" heading (to the next
+    heading). A "Why:" label covers its whole paragraph."""
+    spans = []
+    for m in _REASON_OPENS.finditer(text):
+        labelled = ":" in m.group(0) or "：" in m.group(0)
+        end = (_BLANK_LINE.search(text, m.end()) if labelled
+               else _PARAGRAPH_END.search(text, m.end()))
+        spans.append((m.start(), end.end() if end else len(text)))
+    for m in _REASON_SECTION.finditer(text):
+        end = _NEXT_SECTION.search(text, m.end())
+        spans.append((m.start(), end.start() if end else len(text)))
+    return spans
+
+
+_BLANK_LINE = re.compile(r"\n\s*\n")
+
+
+def in_spans(position: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= position < end for start, end in spans)
+
+
 # where a sentence ends: its full stop, a blank line, a list item or a heading; not a line
 # break inside a paragraph (memories are markdown, often wrapped at 80 columns)
 _SENTENCE_BREAK = re.compile(r"[.!?](?:\s|$)|\n\s*(?:\n|[-*+]\s|\d+[.)]\s|#)")

@@ -170,6 +170,34 @@ def names_document(text: str, start: int) -> bool:
     return bool(m) and (m.group(1) is None or m.group(1).lower() in DOCUMENT_WORDS)
 
 
+# A bare number a noun is set to, ending its clause: "pool size is 20", "retries = 3", "max
+# workers: 8", "a pool size of 20". The noun is what is counted; the number has no unit of its
+# own. Not after a verb: "capped at 200", "set to 50", "limited to 5" say how a value is
+# bounded or changed, and their word is no noun.
+_SETTING = re.compile(
+    rf"\b([^\W\d_]{{3,}})\s*(?:\s(?:is|are|was|were|of|equals)\s+|[=:]\s*){_NUM}"
+    r"(?=\s*(?:$|[,;.)](?:\s|$)))", re.I)
+_VERB_FORM = re.compile(r"(?:ed|ing)$")
+
+
+_VERSION_NOUNS = frozenset("version versions release releases".split())  # versions.py's
+
+
+def settings(text: str) -> list[Quantity]:
+    """The bare values ``text`` sets its nouns to ("Database connection pool size is 20":
+    size 20), each as a count of its noun; a noun that is a stop word or a month names
+    nothing ("is 20" of "it", "May 20")."""
+    out = []
+    for m in _SETTING.finditer(text):
+        noun = m.group(1).lower()
+        if (noun in STOPWORDS or noun in MONTHS or noun in _VERSION_NOUNS
+                or _VERB_FORM.search(noun) or names_document(text, m.start(2))):
+            continue
+        out.append(Quantity(f"count:{canonical(stem(noun))}", _number(m.group(2), None),
+                            text[m.start(1):m.end(2)], m.start(1)))
+    return out
+
+
 def quantities(text: str) -> list[Quantity]:
     out = _frequencies(text)
     taken = {i for q in out for i in range(q.start, q.start + len(q.text))}

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from dmm.conflicts import sanity, store
 from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
-from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
+from dmm.conflicts.analyzers import fingerprint, registry
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.contexts import apart
 from dmm.conflicts.features import Features, build
 from dmm.conflicts.merger import merge
@@ -271,6 +272,22 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
     return build(memories, weights, df, n, progress), focus
 
 
+def _chains(ids: set[str], links: dict[str, list[str]]) -> set[str]:
+    """The memories joined to ``ids`` by `supersedes` links, either way, at any distance."""
+    near: dict[str, set[str]] = {}
+    for mid, olds in links.items():
+        for old in olds:
+            if old in links:
+                near.setdefault(mid, set()).add(old)
+                near.setdefault(old, set()).add(mid)
+    seen, todo = set(ids), [i for i in ids if i in near]
+    while todo:
+        for other in near[todo.pop()] - seen:
+            seen.add(other)
+            todo.append(other)
+    return seen - set(ids)
+
+
 def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
                    extra: set[str] = frozenset()) -> tuple:
     docs = dict(conn.execute("SELECT id, doc FROM memories"))
@@ -283,6 +300,10 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
     wanted = set(focus) | {i for i in extra if i in docs}
     links = {mid: json.loads(sup) for mid, sup in conn.execute(
         "SELECT id, supersedes FROM memories")}
+    # a changed link may open or close a circle whose finding is stored under two other
+    # memories of the chain: the whole chain is scanned again
+    focus |= _chains(focus, links)
+    wanted |= focus
     for mid, olds in links.items():
         if mid in focus or focus & set(olds):
             wanted.add(mid)

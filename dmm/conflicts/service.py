@@ -459,7 +459,7 @@ def auto_plan(ws: Workspace, conn: sqlite3.Connection, min_confidence: float | N
     cfg = ws.config["conflicts"]
     floor = cfg["auto_min_confidence"] if min_confidence is None else min_confidence
     detected = store.detected(conn, [c.conflict_id for c in found])
-    memories = memories_of(conn, found)
+    memories = _with_chains(conn, memories_of(conn, found))
     return auto.plan(found, memories, cfg, floor, detected, added_order(ws, memories))
 
 
@@ -474,6 +474,20 @@ def added_order(ws: Workspace, memories: dict[str, Memory]) -> dict[str, int]:
     ranks = Git(ws.root).added_order(MEMORY_ROOT.rstrip("/"))
     return {i: ranks[MEMORY_ROOT + m.path] for i, m in memories.items()
             if MEMORY_ROOT + m.path in ranks}
+
+
+def _with_chains(conn: sqlite3.Connection, memories: dict[str, Memory]) -> dict[str, Memory]:
+    """``memories`` and every memory their `supersedes` links reach, at any distance: whether
+    a link closes a circle is told by the whole chain (auto.in_circle)."""
+    todo = {i for m in memories.values() for i in m.supersedes} - set(memories)
+    while todo:
+        chunk = sorted(todo)[:500]
+        todo -= set(chunk)
+        found = read.memories(conn, f"WHERE id IN ({','.join('?' * len(chunk))})",
+                              tuple(chunk))
+        memories.update((m.id, m) for m in found)
+        todo |= {i for m in found for i in m.supersedes} - set(memories)
+    return memories
 
 
 def undo(ws: Workspace, cid: str, reason: str) -> resolver.ResolutionResult:

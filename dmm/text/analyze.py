@@ -58,6 +58,22 @@ def words(text: str) -> list[str]:
     return out
 
 
+def word_count(text: str) -> int:
+    """About how many words ``text`` has: CJK has no spaces between words, and a Chinese word
+    is two characters on average, so a run of CJK characters counts one word per two."""
+    count = 0
+    for token in text.split():
+        runs = _CJK.findall(token)
+        rest = _CJK.sub(" ", token).split()
+        count += len(rest) + sum(max(1, len(run) // 2) for run in runs)
+    return count
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` has CJK characters (a script without capital letters)."""
+    return bool(_CJK.search(text))
+
+
 def terms(text: str) -> list[str]:
     """Search terms of ``text``: its content words, stemmed."""
     return [stem(w) for w in words(text)]

@@ -65,6 +65,50 @@ def test_supersession_problems(repo):
     }
 
 
+CYCLE = ("mem_2025_09_01_001", "mem_2025_09_02_001", "mem_2025_09_03_001")
+
+
+def _cycle(repo, *, broken: bool = False):
+    """Three active memories, each superseding the next, the last the first (a circle)."""
+    for n, (mid, title, body) in enumerate(zip(CYCLE, (
+            "Deploys go out on Tuesdays", "Deploys go out on Thursdays",
+            "Deploys go out any weekday"), ("Tuesday.", "Thursday.", "Any day."))):
+        nxt = CYCLE[(n + 1) % 3]
+        link = "" if broken and n == 2 else f"supersedes: [{nxt}]\n"
+        add(repo, f"project/deploy{n}.md", mid, title, body, extra=link)
+
+
+def test_a_supersession_circle_of_three_is_one_circular_chain(repo):
+    _cycle(repo)
+    conn, _ = open_fresh(repo.ws)
+    try:
+        scan(conn, config.DEFAULTS["conflicts"])
+        rows = conn.execute("SELECT a, b, type, evidence FROM conflicts").fetchall()
+    finally:
+        conn.close()
+    chains = [r for r in rows if r[2] == "supersession"]
+    assert len(chains) == 1, rows  # not three orphaned links
+    a, b, _, evidence = chains[0]
+    assert "circular:" in evidence and "orphaned" not in evidence
+    assert " -> ".join(CYCLE + CYCLE[:1]) in evidence
+
+
+def test_breaking_a_circle_turns_it_back_into_links(repo):
+    """An incremental scan of the memory whose link closed the circle drops the circular
+    finding, although that memory is not one of the pair it was stored under."""
+    _cycle(repo)
+    assert any(t == "supersession" for t in detect(repo).values())
+    _cycle(repo, broken=True)  # the third memory no longer supersedes the first
+    rows = detect_incremental(repo, CYCLE[2])
+    conn, _ = open_fresh(repo.ws)
+    try:
+        evidence = [e for (e,) in conn.execute("SELECT evidence FROM conflicts")]
+    finally:
+        conn.close()
+    assert not any("circular" in e for e in evidence), evidence
+    assert {(a, b) for a, b, t in rows if t == "supersession"} == {CYCLE[:2], CYCLE[1:]}
+
+
 UPLOAD = ("Uploads through the public gateway are refused above the size ceiling, answered with "
           "status 413. The ceiling covers multipart and JSON bodies alike.")
 
@@ -357,7 +401,7 @@ def test_two_values_are_compared_only_when_said_about_two_shared_words(repo):
 
 
 def test_kinds_are_read_from_the_subject_a_title_opens_with():
-    from dmm.conflicts.pairs import compounds, subject_compound
+    from dmm.conflicts.compounds import compounds, subject_compound
 
     assert subject_compound("The refresh tokens last 30 days") == ("refresh", "token")
     assert subject_compound("How to rotate signing keys") is None  # a question

@@ -335,3 +335,19 @@ def test_auto_leaves_close_calls_baselines_and_low_confidence_alone(store):
     strict = json.loads(store.dmm("conflicts", "resolve", "--auto", "--dry-run",
                                   "--min-confidence", "1", "--json").stdout)
     assert strict["resolved"] == []
+
+
+def test_auto_leaves_a_circle_of_three_supersessions_to_a_person(repo):
+    ids = ("mem_2025_09_01_001", "mem_2025_09_02_001", "mem_2025_09_03_001")
+    for n, (mid, day) in enumerate(zip(ids, ("Tuesdays", "Thursdays", "Fridays"))):
+        _add(repo, f"project/deploy{n}.md", mid, f"Deploys go out on {day}",
+             f"Production deploys go out on {day}.", tags="[deploy]",
+             extra=f"supersedes: [{ids[(n + 1) % 3]}]\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "a circle")
+    proc = repo.dmm("conflicts", "resolve", "--auto", "--dry-run", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["resolved"] == []
+    circular = [s for s in plan["left_for_a_person"] if s["type"] == "supersession"]
+    assert len(circular) == 1 and "circular" in circular[0]["why"]

@@ -4,23 +4,24 @@ An analyzer is a module with ``NAME`` (its detection method) and
 ``analyze(ctx) -> list[Candidate]``. ``ctx`` (a ScanContext) holds the features of every
 memory in the scan, the pairs worth comparing (``ctx.pairs``: similar enough, both active, not
 both ephemeral) and the ids the scan is about (``ctx.focus``).
+
+Layers: base.py (ScanContext) is below the analyzer modules, which import it; this package's
+``registry`` is above them and imports them when a scan runs.
 """
 
 from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the features (and every cue list) load only when a scan runs
-    from dmm.conflicts.features import Features
+# re-exported: the analyzers import it from base.py, below this package's registry
+from dmm.conflicts.analyzers.base import ScanContext  # noqa: F401
 
 
 # Bump when a change to the analyzers changes what they report: caches scanned by an older
 # version (or with other settings) then rescan everything instead of keeping stale verdicts.
-VERSION = 24
+VERSION = 25
 
 
 # the fitted confidence weights (calibration.py): refitting them changes what is reported too
@@ -35,14 +36,6 @@ def fingerprint(config: dict) -> str:
     # checksums, not a cryptographic hash: they only tell that something changed, and every
     # `conflicts list` computes them (hashlib would load OpenSSL for it: 3 ms)
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
-
-
-@dataclass
-class ScanContext:
-    features: dict[str, Features]  # every memory of the store, deprecated ones included
-    pairs: list[tuple[str, str, float]]  # (a, b, cosine) candidate pairs of active memories
-    focus: set[str]  # memory ids this scan is about (all of them for a full scan)
-    config: dict = field(default_factory=dict)  # the [conflicts] section
 
 
 def registry() -> dict:

@@ -16,7 +16,7 @@ not a contradiction).
 from __future__ import annotations
 
 from dmm.conflicts.alternatives import FAMILIES, NAME_TERMS, mention
-from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.cues import CHANGE, NEGATION
 from dmm.conflicts.features import Features
 from dmm.conflicts.model import Candidate

@@ -16,18 +16,18 @@ from __future__ import annotations
 
 import re
 
-from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.cues import DIRECTIVE, FORBIDS_ACTION, INLINE_CODE, PROHIBITED
 from dmm.conflicts.pairs import guides
 from dmm.conflicts.model import Candidate
-from dmm.text.analyze import terms
+from dmm.text.analyze import terms, word_count
 
 NAME = "negation"
 
 
 def _states(title: str) -> bool:
     """A title that tells or claims something; "Error Types" only names a topic."""
-    return bool(DIRECTIVE.search(title)) or len(title.split()) >= 4
+    return bool(DIRECTIVE.search(title)) or word_count(title) >= 4
 
 
 def _forbidden(f, g, similar: bool) -> tuple[str, bool] | None:

@@ -18,9 +18,8 @@ part of the definition of done" in the project's).
 
 from __future__ import annotations
 
-from dmm.conflicts.analyzers import ScanContext
-from dmm.conflicts.anchors import anchor_overlap
-from dmm.conflicts.pairs import NEAR_COPY, guides
+from dmm.conflicts.analyzers.base import ScanContext
+from dmm.conflicts.pairs import NEAR_COPY, anchor_overlap, guides
 from dmm.conflicts.model import Candidate
 from dmm.text.analyze import terms
 

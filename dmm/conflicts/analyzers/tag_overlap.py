@@ -6,7 +6,7 @@ raises the confidence of a contradiction another analyzer found for the same pai
 
 from __future__ import annotations
 
-from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.pairs import tag_jaccard
 from dmm.conflicts.model import Candidate
 

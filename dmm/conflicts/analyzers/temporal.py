@@ -19,7 +19,7 @@ change moved to.
 
 from __future__ import annotations
 
-from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.alternatives import choices
 from dmm.conflicts.cues import TRANSITION
 from dmm.conflicts.features import Features

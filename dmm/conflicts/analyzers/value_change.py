@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from dmm.conflicts.analyzers import ScanContext
+from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.pairs import exception_to, guides
 from dmm.conflicts.model import Candidate
 from dmm.conflicts.quantities import same_value
