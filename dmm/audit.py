@@ -262,12 +262,24 @@ def _with_landings(git: Git, history) -> list[LogEntry]:
             if e.proposal_id not in first or key < first[e.proposal_id]:
                 first[e.proposal_id] = key
     out = []
-    for _, entry in sorted(timed, key=lambda pair: -pair[0]):
+    for _, entry in sorted(timed, key=_newest_first, reverse=True):
         if entry.event == "proposed" and entry.proposal_id \
                 and entry.commit != first[entry.proposal_id][2]:
             continue
         out.append(entry)
     return out
+
+
+# within one second (git's clock), what comes later in a proposal's life is listed first
+_LATER = {"proposed": 0, "fixed": 1, "resolved:undo": 3}
+
+
+def _newest_first(timed: tuple) -> tuple:
+    """The order of the log, reversed: a total key (time, then where the event comes in a
+    proposal's life, then the commit id), so that every clone lists the same entries in the
+    same order, whatever order its refs were walked in."""
+    when, entry = timed
+    return when, _LATER.get(entry.event, 2), entry.commit
 
 
 def _closed_ones(history, skip: set[str]) -> list:
