@@ -66,11 +66,15 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
                                                     older_than, newer_than, sort, reverse,
                                                     list(words)), limit)
         empty_store = not total and not read.counts(conn).get("total")
+        # a file with errors has no fields to filter on but its folder (its scope's)
+        invalid = [p for p in read.invalid_paths(conn, under)
+                   if not scopes or p.split("/")[0] in scopes]
     finally:
         conn.close()
+    _say_invalid(invalid)
     if as_json:
         emit_json({"memories": [memory_record(m, content=False) for m in shown],
-                   "total": total})
+                   "total": total, "invalid": invalid})
         return 0
     rows = [(m.id, m.scope, m.status, str(m.created or ""), m.priority, m.tokens, m.title,
              m.path) for m in shown]
@@ -83,3 +87,13 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
     if len(shown) < total:
         message(f"... and {total - len(shown)} more (--limit)")
     return 0
+
+
+def _say_invalid(paths: list[str]) -> None:
+    """Name the memory files no listing can show (their errors keep them out of the store)."""
+    from dmm.render import count, some
+
+    if paths:
+        message(f"note: {count(len(paths), 'memory file')} with errors "
+                f"{'is' if len(paths) == 1 else 'are'} not listed ({some(paths)}): "
+                "`dmm validate` says what is wrong")
