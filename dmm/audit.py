@@ -52,13 +52,25 @@ class LogEntry:
     claimed: bool = False  # ``who`` is a trailer's claim naming someone else than that author
 
     def who_shown(self) -> str:
-        """``who`` as a person should read it: a claim said to be one, the signature's check."""
-        out = f"{self.who} (claimed; committed by {self.committed_by})" if self.claimed \
-            else self.who
+        """``who`` as a person should read it: a claim said to be one, an agent with the
+        person it worked for (whose git name made the commit), the signature's check."""
+        if self.claimed:
+            out = f"{self.who} (claimed; committed by {self.committed_by})"
+        elif acting_for(self.who, self.committed_by):
+            out = f"{self.who} for {self.committed_by}"
+        else:
+            out = self.who
         return f"{out} ({self.signature})" if self.signature else out
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def acting_for(who: str, author: str) -> bool:
+    """Whether ``who`` names an agent (dmm.agents.identity: "agent", "agent:claude-code")
+    whose commit a person made: the agent worked in that person's clone, which is no claim
+    to be them, and two teammates' agents are told apart by it."""
+    return bool(author) and author != who and (who == "agent" or who.startswith("agent:"))
 
 
 def _entry(commit: Commit) -> LogEntry | None:
@@ -93,7 +105,8 @@ def _entry(commit: Commit) -> LogEntry | None:
                     reviewer=t.get("Dmm-Reviewer", ""), confidence=t.get("Dmm-Confidence", ""),
                     issues=every.get("Dmm-Issue", []), conflict_id=t.get("Dmm-Conflict", ""),
                     memory_ids=ids, trailers=every, committed_by=commit.author,
-                    claimed=bool(named) and named != commit.author)
+                    claimed=bool(named) and named != commit.author
+                    and not acting_for(named, commit.author))
 
 
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,

@@ -13,7 +13,8 @@ from dmm.errors import InvalidInputError
 @click.argument("memory", shell_complete=complete.memories)
 @click.option("--reason", help="Why this change is needed (kept in git; asked on a terminal).")
 @click.option("--proposed-by", metavar="NAME",
-              help="Who proposes [default: your git user name on a terminal, else agent].")
+              help="Who proposes [default: your git user name; from an agent's shell, "
+                   "the agent, as agent:NAME].")
 @json_option
 @click.pass_context
 def command(ctx, memory, reason, proposed_by, as_json) -> int:
