@@ -179,8 +179,8 @@ def _table(found, no_headers: bool = False) -> str:
     rows = [(c.conflict_id, c.type, c.confidence, c.status,
              f"{c.memories[0].memory_id} <> {c.memories[1].memory_id}",
              f"{c.memories[0].title} / {c.memories[1].title}") for c in found]
-    return table(rows, (Col("conflict", "id"), Col("type"), Col("score", drop=3),
-                        Col("status", drop=2), Col("memories", drop=1), Col("titles", "title")),
+    return table(rows, (Col("conflict", "id"), Col("type"), Col("score", drop=2),
+                        Col("status", drop=3), Col("memories", drop=1), Col("titles", "title")),
                  no_headers, colours={1: paint_kind})
 
 

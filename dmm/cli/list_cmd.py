@@ -10,9 +10,10 @@ from dmm.cli.terminal import no_headers_option, paged, table
 from dmm.memory.model import SCOPES
 from dmm.memory.select import SORTS, Selection
 
-# on a narrow terminal the id, the title and the path stay; status (usually the one asked
-# for), priority, tokens, scope (the path's first folder) and created go, in that order
-COLUMNS = (Col("id", "id"), Col("scope", drop=4), Col("status", drop=1),
+# on a narrow terminal the id, the scope, the title and the path stay (a path cut in its
+# middle: its first folder and its file name); status (usually the one asked for), priority,
+# tokens and created go, in that order
+COLUMNS = (Col("id", "id"), Col("scope"), Col("status", drop=1),
            Col("created", drop=5), Col("priority", drop=2), Col("tokens", drop=3),
            Col("title", "title"), Col("path", "path", min=20))
 
