@@ -55,11 +55,13 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
     """
     from dmm.index import read
     from dmm.index.refresh import open_fresh
-    from dmm.lookup import memory_record
+    from dmm.lookup import memory_record, missing_path
 
     ws = workspace(ctx)
     if under:
-        under = ws.memory_relpath(under)  # as every option that names memories takes a path
+        given, under = under, ws.memory_relpath(under)  # as every option naming memories
+        if not (ws.memory_dir / under).is_dir():  # a typo lists nothing: say so, as validate
+            raise missing_path(ws, given, under)
     conn, _ = open_fresh(ws)
     try:
         tags = [t.strip() for tag in tags for t in tag.split(",") if t.strip()]

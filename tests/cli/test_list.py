@@ -22,7 +22,9 @@ def test_filters_and_sorting(store):
     assert listed(store, "--tag", "jobs", "--tag", "queue", "--sort", "created",
                   "--reverse") == [SQS, BEANSTALK]
     assert listed(store, "--under", "project/jobs") == [BEANSTALK, SQS]
-    assert listed(store, "--under", "project/job") == []  # a folder, not a prefix of a name
+    # a folder, not a prefix of a name; one that does not exist fails as validate does
+    typo = store.dmm("list", "--under", "project/job")
+    assert typo.returncode == 5 and "did you mean project/jobs?" in typo.stderr
     assert listed(store, "--scope", "baseline") == []
     assert listed(store, "--older-than", "100000") == []
     assert set(listed(store, "--newer-than", "100000")) == set(everything)

@@ -110,6 +110,7 @@ def test_long_output_goes_through_the_pager_and_no_pager_turns_it_off(busy, tmp_
     assert record.exists(), shown
     paged = record.read_text()
     assert "mem_2026_03_01_039" in paged and "mem_2026_03_01_039" not in shown
+    assert paged.endswith("\n") and not paged.endswith("\n\n")  # as git's pager: no blank
     record.unlink()
     for args in (("--no-pager", "list"), ("list", "--no-pager")):
         shown = on_terminal(busy, *args, columns=100, env={"PAGER": pager})
