@@ -45,6 +45,10 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
             limit, no_headers, as_json) -> int:
     """The memories of the store, filtered and sorted (`dmm ls` for short).
 
+    A memory file with errors is not in the store: a note on stderr names it (`invalid` in
+    --json), and `dmm validate` says what is wrong. --under a folder that does not exist is
+    an error (exit 5), as it is for `dmm validate`.
+
     \b
     Examples:
       dmm list --scope baseline

@@ -121,7 +121,9 @@ def top_cmd(ctx, limit, no_headers, as_json) -> int:
 @click.pass_context
 def stale_cmd(ctx, days, old_days, limit, no_headers, as_json) -> int:
     """Active memories no query has returned lately (candidates for deprecation). A memory
-    newer than the window is not one: nobody had the time to need it.
+    newer than the window is not one: nobody had the time to need it. When none is stale, it
+    says how many were returned in the window and how many are newer than it (`younger` in
+    --json).
 
     \b
     Examples:
