@@ -52,13 +52,25 @@ class LogEntry:
     claimed: bool = False  # ``who`` is a trailer's claim naming someone else than that author
 
     def who_shown(self) -> str:
-        """``who`` as a person should read it: a claim said to be one, the signature's check."""
-        out = f"{self.who} (claimed; committed by {self.committed_by})" if self.claimed \
-            else self.who
+        """``who`` as a person should read it: a claim said to be one, an agent with the
+        person it worked for (whose git name made the commit), the signature's check."""
+        if self.claimed:
+            out = f"{self.who} (claimed; committed by {self.committed_by})"
+        elif acting_for(self.who, self.committed_by):
+            out = f"{self.who} for {self.committed_by}"
+        else:
+            out = self.who
         return f"{out} ({self.signature})" if self.signature else out
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def acting_for(who: str, author: str) -> bool:
+    """Whether ``who`` names an agent (dmm.agents.identity: "agent", "agent:claude-code")
+    whose commit a person made: the agent worked in that person's clone, which is no claim
+    to be them, and two teammates' agents are told apart by it."""
+    return bool(author) and author != who and (who == "agent" or who.startswith("agent:"))
 
 
 def _entry(commit: Commit) -> LogEntry | None:
@@ -93,7 +105,8 @@ def _entry(commit: Commit) -> LogEntry | None:
                     reviewer=t.get("Dmm-Reviewer", ""), confidence=t.get("Dmm-Confidence", ""),
                     issues=every.get("Dmm-Issue", []), conflict_id=t.get("Dmm-Conflict", ""),
                     memory_ids=ids, trailers=every, committed_by=commit.author,
-                    claimed=bool(named) and named != commit.author)
+                    claimed=bool(named) and named != commit.author
+                    and not acting_for(named, commit.author))
 
 
 def entries(git: Git, *, path: str | None = None, memory: str | None = None,
@@ -262,12 +275,24 @@ def _with_landings(git: Git, history) -> list[LogEntry]:
             if e.proposal_id not in first or key < first[e.proposal_id]:
                 first[e.proposal_id] = key
     out = []
-    for _, entry in sorted(timed, key=lambda pair: -pair[0]):
+    for _, entry in sorted(timed, key=_newest_first, reverse=True):
         if entry.event == "proposed" and entry.proposal_id \
                 and entry.commit != first[entry.proposal_id][2]:
             continue
         out.append(entry)
     return out
+
+
+# within one second (git's clock), what comes later in a proposal's life is listed first
+_LATER = {"proposed": 0, "fixed": 1, "resolved:undo": 3}
+
+
+def _newest_first(timed: tuple) -> tuple:
+    """The order of the log, reversed: a total key (time, then where the event comes in a
+    proposal's life, then the commit id), so that every clone lists the same entries in the
+    same order, whatever order its refs were walked in."""
+    when, entry = timed
+    return when, _LATER.get(entry.event, 2), entry.commit
 
 
 def _closed_ones(history, skip: set[str]) -> list:

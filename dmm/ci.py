@@ -76,8 +76,14 @@ def detect(env: dict) -> tuple[str, str | None]:
     return "main", None
 
 
-def check_change(ws: Workspace, base: str) -> CiReport:
-    """The reviewer's checks on every memory the work tree changes since ``base``."""
+def head_branch(env: dict) -> str | None:
+    """The branch of the pull or merge request under check, where the CI names it."""
+    return env.get("GITHUB_HEAD_REF") or env.get("CI_MERGE_REQUEST_SOURCE_BRANCH_NAME") or None
+
+
+def check_change(ws: Workspace, base: str, head: str | None = None) -> CiReport:
+    """The reviewer's checks on every memory the work tree changes since ``base``; ``head``
+    is the branch under check, when known (a developer's clone finds its conflicts there)."""
     from dmm.conflicts import service
     from dmm.errors import InvalidInputError
     from dmm.index.refresh import open_fresh
@@ -129,7 +135,8 @@ def check_change(ws: Workspace, base: str) -> CiReport:
             for problem in problems:
                 report.findings.append(Finding(problem.severity, path, "dmm schema",
                                                f"{problem.field or 'content'}: "
-                                               f"{problem.message}"))
+                                               f"{problem.message}",
+                                               _field_line(new_text, problem.field)))
             if memory is None:
                 continue
             ids.append(memory.id)
@@ -149,8 +156,9 @@ def check_change(ws: Workspace, base: str) -> CiReport:
                         report.findings.append(Finding(issue.severity, path,
                                                        f"dmm {issue.category}", issue.message))
         if ids:
+            branch = head or (Git(ws.root).current_branch() or "").removeprefix("refs/heads/")
             for conflict in service.check(ws, conn, ids):
-                _conflict_findings(report, conflict, gate, only=set(ids))
+                _conflict_findings(report, conflict, gate, only=set(ids), branch=branch)
     finally:
         conn.close()
     return report
@@ -230,15 +238,39 @@ def _state_message(path: str) -> str:
 
 
 def _conflict_findings(report: CiReport, conflict, severity: str,
-                       only: set[str] | None = None) -> None:
+                       only: set[str] | None = None, branch: str | None = None) -> None:
+    """A finding on each memory of ``conflict`` (those in ``only``); ``branch``: the branch of
+    the pull request that brings it, where a developer's clone can show it (its main branch
+    does not hold the memory yet: `dmm conflicts show` there finds no conflict)."""
+    from dmm.shellcmd import command
+
     report.conflicts.append(conflict.to_dict())
     names = ", ".join(f"{m.title} ({m.path})" for m in conflict.memories)
+    show = f"`{command('dmm', 'conflicts', 'show', conflict.conflict_id)}`"
+    if branch is not None:
+        switch = f"`{command('git', 'switch', branch)}`" if branch else "the pull request's branch"
+        show = f"on the branch that brings it ({switch}), {show}"
     for m in conflict.memories:
         if only is None or m.memory_id in only:
             report.findings.append(Finding(
                 severity, MEMORY_ROOT + m.path, "dmm conflict",
                 f"{conflict.type} ({conflict.confidence:.2f}): {conflict.description} "
-                f"[{names}] - see dmm conflicts show {conflict.conflict_id}"))
+                f"[{names}] - see {show}"))
+
+
+def _field_line(text: str, name: str | None) -> int:
+    """The line of the front matter where the field ``name`` is set (an annotation belongs
+    there); 1 (the front matter's start) for a field that is missing or a problem of none."""
+    import re
+
+    if name:
+        key = re.compile(rf"^{re.escape(name)}\s*:")
+        for number, line in enumerate(text.splitlines()[1:], 2):
+            if line.strip() == "---":
+                break
+            if key.match(line):
+                return number
+    return 1
 
 
 def _escape_data(text: str) -> str:

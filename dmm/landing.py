@@ -155,7 +155,7 @@ class _Index:
         if proc.returncode != 0:
             raise InvalidInputError(
                 "a local change is in the way of the memory files this change touches: "
-                + proc.stderr.strip().replace("\n", " "),
+                + _in_the_way(proc.stderr),
                 hint="commit or stash your changes to those .dmm/ files, then try again")
 
     def sync(self, old: str, new: str) -> None:
@@ -164,6 +164,19 @@ class _Index:
 
     def install(self) -> None:
         os.replace(self.copy, self.path)
+
+
+def _in_the_way(stderr: str) -> str:
+    """The files git's read-tree names as in the way ("Entry 'X' not uptodate", or a list of
+    files indented under "would be overwritten"), without git's own "error:" text inside
+    dmm's; git's words when it names none."""
+    import re
+
+    found = re.findall(r"'([^']+)'", stderr) + [line.strip() for line in stderr.splitlines()
+                                                 if line.startswith("\t")]
+    if found:
+        return ", ".join(dict.fromkeys(found))
+    return re.sub(r"(?m)^(error|fatal): ", "", stderr.strip()).replace("\n", " ")
 
 
 @contextlib.contextmanager

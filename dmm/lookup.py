@@ -29,8 +29,10 @@ def find_memory(ws: Workspace, conn: sqlite3.Connection, key: str,
             detail = "; ".join(p.message for p in problems if p.severity == "error")
             raise InvalidInputError(f"{key} cannot be read: {detail}",
                                     hint="run `dmm validate` for every problem")
+        known = [name for pair in read.ids_and_paths(conn) for name in pair]
         raise NotFoundError(f"no memory with id or path {key!r}",
-                            hint="`dmm status` lists what the store holds")
+                            hint=did_you_mean(key, known) + "`dmm list` shows every memory by "
+                                 "id and path; `dmm search WORDS` finds one by its text")
     if len(found) > 1:
         paths = ", ".join(m.path for m in found)
         raise InvalidInputError(f"id {key} is used by {len(found)} files: {paths}",
@@ -53,3 +55,22 @@ def memory_record(m: Memory, problems: list[Problem] = (), content: bool = True)
         out["content"] = m.body
         out["problems"] = [p.to_dict() for p in problems]
     return out
+
+
+def did_you_mean(given: str, names: list[str]) -> str:
+    """"did you mean X? " for the name of ``names`` nearest a mistyped ``given``, as a
+    mistyped command gets; "" when none is near."""
+    import difflib
+
+    near = difflib.get_close_matches(given, names, n=1, cutoff=0.75)
+    return f"did you mean {near[0]}? " if near else ""
+
+
+def missing_path(ws: Workspace, given: str, rel: str) -> NotFoundError:
+    """The error for a path (relative to .dmm/memory/) that names no memory file or folder,
+    with the nearest one that exists (a walk of the folder: only on this error's path)."""
+    files = [p.relative_to(ws.memory_dir).as_posix() for p in ws.memory_dir.rglob("*.md")]
+    folders = {f.rsplit("/", n)[0] for f in files for n in range(1, f.count("/") + 1)}
+    return NotFoundError(f"{given}: no memory file or folder {rel} in .dmm/memory/",
+                         hint=did_you_mean(rel, sorted(folders | set(files)))
+                         + "give paths of memory files or folders (`dmm list` shows them)")

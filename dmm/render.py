@@ -61,3 +61,9 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
         plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" \
             else noun + "s"
     return f"{n} {plural}"
+
+
+def some(names: list[str], shown: int = 3) -> str:
+    """The first ``shown`` of ``names`` and how many more: "a, b, c and 2 more"."""
+    rest = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {rest} more" if rest > 0 else "")

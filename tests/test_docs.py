@@ -310,3 +310,13 @@ def test_every_dmm_command_in_the_team_guide_parses():
             rest = [*getattr(ctx, "_protected_args", []), *ctx.args] \
                 if isinstance(command, click.Group) else []
         assert not isinstance(command, click.Group), line
+
+
+def test_readme_says_how_to_put_dmm_on_path_before_using_it_in_a_project():
+    """The Quickstart installs dmm in the clone's .venv, which is not on PATH: "Use it in your
+    project" says how to get the command (pipx, uv tool), then keeps its two set-up commands."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it in your project")[1].split("\n## ")[0]
+    first_init = section.index("dmm init")
+    assert "pipx install" in section[:first_init] and "uv tool install" in section[:first_init]
+    assert 'git add .dmm && git commit -m "Add dmm memory store"' in section

@@ -187,9 +187,13 @@ def _run_command(argv: list[str] | None) -> int:
         code = cli.main(args=argv, prog_name="dmm", standalone_mode=False)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        _FAILED.append((exc.format_message(), "see the command's --help"))
+    except click.exceptions.NoArgsIsHelpError as exc:
+        exc.show()  # the help itself, as `dmm` alone shows it
+        code = exc.exit_code
+    except click.ClickException as exc:  # in dmm's one error style, with the command's help
+        ctx = getattr(exc, "ctx", None)
+        _error(exc.format_message(), f"`{ctx.command_path} --help` shows what it takes"
+               if ctx is not None else "see the command's --help")
         code = exc.exit_code
     except click.exceptions.Abort:
         _error("aborted")

@@ -53,7 +53,8 @@ def check_cmd(ctx, base, fmt, as_json) -> int:
     ws = workspace(ctx)
     mode, detected = ci.detect(dict(os.environ))
     base = base or detected
-    report = ci.check_change(ws, base) if base else ci.check_main(ws)
+    report = ci.check_change(ws, base, ci.head_branch(dict(os.environ))) if base \
+        else ci.check_main(ws)
     github = fmt == "github" or (fmt == "auto" and os.environ.get("GITHUB_ACTIONS") == "true")
     if as_json:
         emit_json(report.to_dict())

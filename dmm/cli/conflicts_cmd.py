@@ -181,8 +181,8 @@ def _table(found, no_headers: bool = False) -> str:
     rows = [(c.conflict_id, c.type, c.severity or "", c.confidence, c.status,
              f"{c.memories[0].memory_id} <> {c.memories[1].memory_id}",
              f"{c.memories[0].title} / {c.memories[1].title}") for c in found]
-    return table(rows, (Col("conflict", "id"), Col("type"), Col("severity", drop=4),
-                        Col("score", drop=3), Col("status", drop=2), Col("memories", drop=1),
+    return table(rows, (Col("conflict", "id"), Col("type"), Col("severity", drop=3),
+                        Col("score", drop=2), Col("status", drop=4), Col("memories", drop=1),
                         Col("titles", "title")),
                  no_headers, colours={1: paint_kind})
 

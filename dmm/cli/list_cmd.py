@@ -10,9 +10,10 @@ from dmm.cli.terminal import no_headers_option, paged, table
 from dmm.memory.model import SCOPES
 from dmm.memory.select import SORTS, Selection
 
-# on a narrow terminal the id, the title and the path stay; status (usually the one asked
-# for), priority, tokens, scope (the path's first folder) and created go, in that order
-COLUMNS = (Col("id", "id"), Col("scope", drop=4), Col("status", drop=1),
+# on a narrow terminal the id, the scope, the title and the path stay (a path cut in its
+# middle: its first folder and its file name); status (usually the one asked for), priority,
+# tokens and created go, in that order
+COLUMNS = (Col("id", "id"), Col("scope"), Col("status", drop=1),
            Col("created", drop=5), Col("priority", drop=2), Col("tokens", drop=3),
            Col("title", "title"), Col("path", "path", min=20))
 
@@ -44,6 +45,10 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
             limit, no_headers, as_json) -> int:
     """The memories of the store, filtered and sorted (`dmm ls` for short).
 
+    A memory file with errors is not in the store: a note on stderr names it (`invalid` in
+    --json), and `dmm validate` says what is wrong. --under a folder that does not exist is
+    an error (exit 5), as it is for `dmm validate`.
+
     \b
     Examples:
       dmm list --scope baseline
@@ -54,11 +59,13 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
     """
     from dmm.index import read
     from dmm.index.refresh import open_fresh
-    from dmm.lookup import memory_record
+    from dmm.lookup import memory_record, missing_path
 
     ws = workspace(ctx)
     if under:
-        under = ws.memory_relpath(under)  # as every option that names memories takes a path
+        given, under = under, ws.memory_relpath(under)  # as every option naming memories
+        if not (ws.memory_dir / under).is_dir():  # a typo lists nothing: say so, as validate
+            raise missing_path(ws, given, under)
     conn, _ = open_fresh(ws)
     try:
         tags = [t.strip() for tag in tags for t in tag.split(",") if t.strip()]
@@ -66,11 +73,15 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
                                                     older_than, newer_than, sort, reverse,
                                                     list(words)), limit)
         empty_store = not total and not read.counts(conn).get("total")
+        # a file with errors has no fields to filter on but its folder (its scope's)
+        invalid = [p for p in read.invalid_paths(conn, under)
+                   if not scopes or p.split("/")[0] in scopes]
     finally:
         conn.close()
+    _say_invalid(invalid)
     if as_json:
         emit_json({"memories": [memory_record(m, content=False) for m in shown],
-                   "total": total})
+                   "total": total, "invalid": invalid})
         return 0
     rows = [(m.id, m.scope, m.status, str(m.created or ""), m.priority, m.tokens, m.title,
              m.path) for m in shown]
@@ -83,3 +94,13 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
     if len(shown) < total:
         message(f"... and {total - len(shown)} more (--limit)")
     return 0
+
+
+def _say_invalid(paths: list[str]) -> None:
+    """Name the memory files no listing can show (their errors keep them out of the store)."""
+    from dmm.render import count, some
+
+    if paths:
+        message(f"note: {count(len(paths), 'memory file')} with errors "
+                f"{'is' if len(paths) == 1 else 'are'} not listed ({some(paths)}): "
+                "`dmm validate` says what is wrong")

@@ -10,9 +10,10 @@ from dmm.cli.common import emit_json, json_option, message, say_history_gap, wor
 from dmm.cli.tables import Col, clip, short_commit, short_date
 from dmm.cli.terminal import no_headers_option, paged, paint_kind, table
 
-# on a narrow terminal the commit and the change stay; reason, proposal, author and date go
+# on a narrow terminal the commit, the change and the proposal or conflict it was about (what
+# `review show` and `conflicts show` take) stay; reason, author and date go
 COLUMNS = (Col("commit", "id", short=short_commit), Col("date", short=short_date, drop=4),
-           Col("event"), Col("change", "title"), Col("proposal or conflict", drop=2),
+           Col("event"), Col("change", "title"), Col("proposal or conflict"),
            Col("by", "text", drop=3, min=8), Col("reason", "text", drop=1, min=16))
 
 # a reason's first line, as the table shows it (piped too): a branch may carry a 10 MB one.

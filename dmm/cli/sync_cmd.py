@@ -11,8 +11,9 @@ from dmm.shellcmd import command as shell_command
 @click.command("sync")
 @click.option("--remote", help="The remote to sync with (default: the checked-out branch's, "
                                "else origin, else the only one).")
-@click.option("--dry-run", is_flag=True, help="Fetch, then say what would be pushed, joined and "
-                                              "pruned without doing it.")
+@click.option("--dry-run", is_flag=True, help="Fetch, then say what would be joined, pruned and "
+                                              "pushed (branches made and removed on the remote) "
+                                              "without doing it.")
 @json_option
 @click.pass_context
 def command(ctx, remote, dry_run, as_json) -> int:
@@ -56,6 +57,16 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
+def _push_line(p: dict, dry: bool) -> str:
+    """One ref pushed (or, with --dry-run, to be pushed), as a line of describe()."""
+    if p["new"] is None:
+        return f"  {'would remove' if dry else 'removed'} {p['ref']}: {p['what']}"
+    new = p["new"][:12] or "a commit sync makes first"
+    if p["old"] is None:
+        return f"  {p['ref']} (new): {p['what']}"
+    return f"  {p['ref']} {p['old'][:12]}..{new}: {p['what']}"
+
+
 def describe(report) -> list[str]:
     """The report in sentences, one fact a line."""
     r, f = report.remote, report.fetched
@@ -83,19 +94,13 @@ def describe(report) -> list[str]:
     for p in report.pruned:
         lines.append(f"{'would remove' if dry else 'removed'} the branch dmm/proposals/{p['proposal_id']} "
                      f"({p['decision']})")
-    if dry:
-        lines.append("pushed nothing (--dry-run)")
-    elif report.pushed:
-        lines.append(f"pushed to {r}:")
-        for p in report.pushed:
-            if p["new"] is None:
-                lines.append(f"  removed {p['ref']}: {p['what']}")
-            elif p["old"] is None:
-                lines.append(f"  {p['ref']} (new): {p['what']}")
-            else:
-                lines.append(f"  {p['ref']} {p['old'][:12]}..{p['new'][:12]}: {p['what']}")
+    pushes = report.would_push if dry else report.pushed
+    if pushes:
+        lines.append(f"{'would push' if dry else 'pushed'} to {r}:")
+        lines += [_push_line(p, dry) for p in pushes]
     else:
-        lines.append(f"pushed nothing: {r} has everything of this clone's")
+        lines.append(f"{'would push' if dry else 'pushed'} nothing: {r} has everything of "
+                     "this clone's")
     for k in report.kept:
         lines.append(f"kept dmm/proposals/{k['proposal_id']} ({k['decision']}): {k['reason']}")
     for n in report.not_pushed:

@@ -19,7 +19,8 @@ TITLE_ROOM = 30  # what the title keeps before any other column is dropped
 @dataclass(frozen=True)
 class Col:
     """One column. ``role``: "id" (never cut, never dropped), "title" (room first, cut at
-    its end last), "text" (cut at its end), "path" (cut at its start: the file name stays),
+    its end last), "text" (cut at its end), "path" (cut in its middle: its start and its file
+    name stay; a file name too long for that is cut at its start),
     "fixed" (never cut). ``drop``: dropped when even shrunk columns do not fit, lowest
     first (0: never). ``short``: an abbreviation of every cell of the column (a date without
     its time, a shorter commit), tried before anything is cut. ``min``: narrowest cut."""
@@ -117,6 +118,11 @@ def _cut(text: str, room: int, role: str) -> str:
     if len(text) <= room:
         return text
     if role == "path":
+        # the file name whole and as much of the start as fits ("project/ap…/errors.md"):
+        # the first folder is the scope, the name says which file
+        tail = text[text.rfind("/"):] if "/" in text else ""
+        if tail and len(tail) + 3 <= room:
+            return text[:room - len(tail) - 1] + "…" + tail
         return "…" + text[len(text) - room + 1:]
     return text[:room - 1] + "…"
 

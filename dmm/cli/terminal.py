@@ -326,4 +326,5 @@ def _show(out, text: str, command: str) -> None:
     os.environ.setdefault("LESS", "FRX")
     os.environ.setdefault("LV", "-c")
     out.flush()
-    click.echo_via_pager(escape(text), color=colour())
+    # click adds a newline of its own after the text: the text's own would be a blank line
+    click.echo_via_pager(escape(text.removesuffix("\n")), color=colour())

@@ -114,13 +114,16 @@ def top_cmd(ctx, limit, no_headers, as_json) -> int:
               help="Not returned by any query since then (or never), and in the store since "
                    "before then: DAYS ago or a DATE.")
 @click.option("--days", "old_days", type=click.IntRange(min=0, max=100_000), hidden=True)
-@click.option("--limit", type=click.IntRange(min=1, max=1_000_000))
+@click.option("--limit", type=click.IntRange(min=1, max=1_000_000),
+              help="At most this many memories, by path.")
 @no_headers_option
 @json_option
 @click.pass_context
 def stale_cmd(ctx, days, old_days, limit, no_headers, as_json) -> int:
     """Active memories no query has returned lately (candidates for deprecation). A memory
-    newer than the window is not one: nobody had the time to need it.
+    newer than the window is not one: nobody had the time to need it. When none is stale, it
+    says how many were returned in the window and how many are newer than it (`younger` in
+    --json).
 
     \b
     Examples:
@@ -141,22 +144,31 @@ def stale_cmd(ctx, days, old_days, limit, no_headers, as_json) -> int:
     finally:
         conn.close()
     stats = {s["memory_id"]: s for s in memory_stats(ws)}
-    stale = []
+    stale, younger = [], 0
     cutoff = dt.date.today() - dt.timedelta(days=days)
     for mid, path, created in active:
         if created and dt.date.fromisoformat(str(created)[:10]) > cutoff:
-            continue  # newer than the window
+            younger += 1  # newer than the window: not judged yet
+            continue
         s = stats.get(mid)
         if s is None or s["days_since_last_retrieval"] >= days:
             stale.append(s or _never(mid, path))
+    returned = len(active) - younger - len(stale)
     stale = stale[:limit]
     if as_json:
-        emit_json({"memories": stale, "total": len(stale), "days": days})
-    elif stale:
+        emit_json({"memories": stale, "total": len(stale), "days": days, "younger": younger})
+        return 0
+    window = f"in the last {count(days, 'day')}"
+    if stale:
         with paged():
             click.echo(_rows(stale, no_headers))
-    else:
-        message(f"Every active memory was returned by a query in the last {count(days, 'day')}.")
+    if stale and younger:  # left out of the rows, not judged fresh
+        message(f"{count(younger, 'active memory', 'active memories')} added {window} "
+                f"{'is' if younger == 1 else 'are'} not judged yet")
+    if not stale:
+        message(f"No stale memory: {returned} returned by a query {window}, "
+                f"{younger} added {window}." if active else "The store holds no active "
+                "memories to judge (baseline ones are never stale).")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from dmm.cli.common import emit_json, json_option, message, workspace
-from dmm.errors import ExitCode, NotFoundError
+from dmm.errors import ExitCode
 from dmm.render import count
 
 
@@ -32,14 +32,13 @@ def command(ctx: click.Context, paths: tuple[str, ...], strict: bool, as_json: b
     from dmm import state
     from dmm.index import read
     from dmm.index.refresh import open_fresh
+    from dmm.lookup import missing_path
 
     ws = workspace(ctx)
     wanted = {ws.memory_relpath(p) for p in paths}
     for given, rel in zip(paths, [ws.memory_relpath(p) for p in paths]):
         if not (ws.memory_dir / rel).exists():
-            raise NotFoundError(f"{given}: no memory file or folder {rel} in .dmm/memory/",
-                                hint="give paths of memory files or folders, or no path to "
-                                     "check the whole store")
+            raise missing_path(ws, given, rel)
     conn, report = open_fresh(ws)
     try:
         problems = read.problems(conn,

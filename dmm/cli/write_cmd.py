@@ -42,8 +42,8 @@ _relation = click.option(
          "duplicates or unrelated, with an optional note. Repeat for each; the answer lists "
          "the nearest memories to declare.")
 _by = click.option("--proposed-by", metavar="NAME",
-                   help="Who proposes [default: your git user name when you run dmm at a "
-                        "terminal, else agent].")
+                   help="Who proposes [default: your git user name; from an agent's shell, "
+                        "the agent, as agent:NAME].")
 
 
 def _read_content(content: str | None, file: Path | None) -> str | None:
@@ -138,13 +138,13 @@ def _next_steps(pid: str) -> str:
 
 
 def _proposer(ws) -> str:
-    """A person at a terminal proposes in their git name; a program (an agent's shell, a
-    script: no terminal) as "agent"."""
-    if sys.stdin.isatty() or sys.stderr.isatty():
-        from dmm.gitrepo import Git
+    """Who proposes when no agent runs this dmm (dmm.cli.person.proposer names an agent):
+    the git user, at a terminal or not. A person piping a file in is still that person; an
+    agent that hides its markers is identity.py's stated limit, not a reason to call every
+    program an agent."""
+    from dmm.gitrepo import Git
 
-        return Git(ws.root).user_name() or "human"
-    return "agent"
+    return Git(ws.root).user_name() or "human"
 
 
 @click.group("write")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from dmm.render import count
+from dmm.render import count, some
 from dmm.workspace import Workspace
 
 
@@ -28,6 +28,7 @@ def run(ws: Workspace) -> str | None:
 
     conn, _ = open_fresh(ws)
     try:
+        invalid = _committed_invalid(ws, conn)
         result = run_scan(ws, conn)
         decided = store.decisions(ws.conflicts_dir)
         found = {cid: row for cid in result.new_conflict_ids if cid not in decided
@@ -38,22 +39,50 @@ def run(ws: Workspace) -> str | None:
             found = {cid: row for cid, row in found.items() if {row[1], row[2]} & changed}
     finally:
         conn.close()
-    if not found:
-        return None
-    kinds = Counter(row[0] for row in found.values())
-    listed = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-    return (f"dmm: {count(len(found), 'new memory conflict')} found ({listed}): "
-            "run `dmm conflicts list`")
+    lines = [_invalid_line(invalid)] if invalid else []
+    if found:
+        kinds = Counter(row[0] for row in found.values())
+        listed = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        lines.append(f"dmm: {count(len(found), 'new memory conflict')} found ({listed}): "
+                     "run `dmm conflicts list`")
+    return "\n".join(lines) or None
+
+
+def _committed_invalid(ws: Workspace, conn) -> list[str]:
+    """The memory files the commit at HEAD changed that have errors: the store leaves them
+    out (queries, lists), so the committer hears it now. One git call, only when some file
+    has errors."""
+    from dmm.index.read import invalid_paths
+
+    invalid = invalid_paths(conn)
+    if not invalid:
+        return []
+    changed = _last_commit_paths(ws)
+    return invalid if changed is None else sorted(set(changed) & set(invalid))
+
+
+def _invalid_line(paths: list[str]) -> str:
+    return (f"dmm: {count(len(paths), 'memory file')} committed with errors ({some(paths)}) "
+            f"{'is' if len(paths) == 1 else 'are'} left out of queries and lists: run "
+            "`dmm validate`")
 
 
 def _last_commit_memories(ws: Workspace, conn) -> set[str]:
     """Ids of the memories the commit at HEAD changed (against its first parent)."""
+    paths = _last_commit_paths(ws)
+    if paths is None:  # the first commit: everything in it is new
+        return {mid for (mid,) in conn.execute("SELECT id FROM memories")}
+    return {mid for p in paths for (mid,) in conn.execute(
+        "SELECT id FROM memories WHERE path = ?", (p,))}
+
+
+def _last_commit_paths(ws: Workspace) -> list[str] | None:
+    """The memory paths the commit at HEAD changed against its first parent (None: it is
+    the first commit)."""
     from dmm.gitrepo import Git
 
     git = Git(ws.root)
-    if git.rev_parse("HEAD~1") is None:  # the first commit: everything in it is new
-        return {mid for (mid,) in conn.execute("SELECT id FROM memories")}
+    if git.rev_parse("HEAD~1") is None:
+        return None
     names = git.run("diff", "--name-only", "-z", "HEAD~1", "HEAD", "--", ".dmm/memory").stdout
-    paths = [p.removeprefix(".dmm/memory/") for p in names.split("\0") if p]
-    return {mid for p in paths for (mid,) in conn.execute(
-        "SELECT id FROM memories WHERE path = ?", (p,))}
+    return [p.removeprefix(".dmm/memory/") for p in names.split("\0") if p]

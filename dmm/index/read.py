@@ -116,6 +116,19 @@ def problems(conn: sqlite3.Connection, today: dt.date | None = None, *,
     return sorted(found, key=lambda p: (p.path, p.severity, p.field or ""))
 
 
+def ids_and_paths(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(id, path) of every memory: the names a mistyped one is compared with."""
+    return conn.execute("SELECT id, path FROM memories").fetchall()
+
+
+def invalid_paths(conn: sqlite3.Connection, under: str = "") -> list[str]:
+    """The memory files left out of the store for their errors (under the folder ``under``),
+    by path: what a listing or a commit must name rather than drop without a word."""
+    return [path for (path,) in conn.execute(
+        "SELECT DISTINCT path FROM problems WHERE severity = 'error' ORDER BY path")
+        if not under or path.startswith(under.rstrip("/") + "/")]
+
+
 def counts(conn: sqlite3.Connection) -> dict:
     """Memories by scope and by status, for `dmm status`."""
     by_scope = dict(conn.execute("SELECT scope, count(*) FROM memories GROUP BY scope"))

@@ -28,7 +28,9 @@ def validate_fields(meta: dict[str, Any], path: str) -> tuple[dict[str, Any], li
 
     for name in REQUIRED_FIELDS:
         if meta.get(name) is None:
-            err(name, f"required field '{name}' is missing")
+            err(name, f"required field '{name}' is missing" + (
+                " (an id looks like mem_YYYY_MM_DD_NNN: mem_2026_03_14_001, unique in the "
+                "store)" if name == "id" else ""))
     for name in meta:
         if str(name) not in KNOWN_FIELDS:
             close = difflib.get_close_matches(str(name), KNOWN_FIELDS, n=1, cutoff=0.6)

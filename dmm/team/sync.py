@@ -43,6 +43,9 @@ class SyncReport:
                                                    "new_records": 0, "branches": []})
     joined: dict | None = None  # the audit merge made: {"commit", "ours", "theirs"}
     pushed: list[dict] = field(default_factory=list)  # {"ref", "old", "new", "what"}
+    # with --dry-run, what a real sync would push (as ``pushed``; "new" is "" for a commit
+    # the sync would make first: a join or a record of a landing)
+    would_push: list[dict] = field(default_factory=list)
     not_pushed: list[dict] = field(default_factory=list)  # {"ref", "reason"}
     pruned: list[dict] = field(default_factory=list)  # {"proposal_id", "decision"}
     kept: list[dict] = field(default_factory=list)  # decided, not pruned: {..., "reason"}
@@ -115,7 +118,10 @@ def sync(git: Git, remote: str | None = None, dry_run: bool = False) -> SyncRepo
         with file_lock(git.common_dir() / "dmm.lock"):
             plan = _plan(git, remote, report, known, dry_run,
                          seen.get(f"refs/remotes/{remote}/dmm/audit"))
-        if dry_run or not plan:
+        if dry_run:
+            report.would_push = _as_pushed(plan)
+            break
+        if not plan:
             break
         if _push(git, remote, plan, report):
             break
@@ -152,7 +158,8 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: b
     plan = []
     prefix = f"refs/remotes/{remote}/"
     theirs = git.rev_parse(prefix + "dmm/audit")
-    _join_audit(git, remote, theirs, report, dry_run, seen_audit)
+    audit_tip = _join_audit(git, remote, theirs, report, dry_run, seen_audit)
+    recorded = bool(report.joined)  # a --dry-run's audit line would gain a commit
     closed = _closing_records(git, report)
     mains = team_refs.main_revs(git)
     merged = team_refs.merged_refs(git, mains)
@@ -184,6 +191,7 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: b
             if record and not dry_run:
                 _landing_record(git, *landed[pid][:2])  # keeps it in the record
                 closed[pid] = "approved"
+            recorded |= record
             why = keep.get(ref)
             if why and record and why.startswith("holds commits"):
                 why = None  # the record just written (or about to be) keeps them reachable
@@ -216,18 +224,21 @@ def _plan(git: Git, remote: str, report: SyncReport, known: set[str], dry_run: b
         squashed = landed.get(pid)
         if there.ref in merged_there or (squashed and remote_main
                                          and remote_main in squashed[2]):
-            if squashed and there.ref not in merged_there and pid not in closed \
-                    and not dry_run:
-                # the branch goes: the record keeps the proposal in everyone's log
-                _landing_record(git, *squashed[:2])
-                closed[pid] = "approved"
+            if squashed and there.ref not in merged_there and pid not in closed:
+                recorded = True
+                if not dry_run:
+                    # the branch goes: the record keeps the proposal in everyone's log
+                    _landing_record(git, *squashed[:2])
+                    closed[pid] = "approved"
             plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip, f"proposal {pid} "
                          f"(approved on {remote})"))
         elif closed.get(pid) in ("rejected", "withdrawn"):
             plan.append((f"{PROPOSAL_PREFIX}{pid}", None, there.tip,
                          f"proposal {pid} ({closed[pid]})"))
     ours = git.rev_parse(AUDIT_REF)
-    if ours and ours != theirs:
+    if dry_run:  # the line as the real sync would push it: after its join and records
+        ours = "" if recorded else audit_tip
+    if ours is not None and ours != theirs:
         plan.insert(0, ("refs/heads/dmm/audit", ours, theirs, "audit records"))
     return plan
 
@@ -370,10 +381,14 @@ def _push(git: Git, remote: str, plan: list, report: SyncReport) -> bool:
             return False
         raise GitError(f"git push {remote} failed: {proc.stderr.strip()}",
                        hint="check your access to the remote (git remote -v)")
-    for ref, new, expected, what in plan:
-        report.pushed.append({"ref": ref.removeprefix("refs/heads/"), "old": expected,
-                              "new": new, "what": what})
+    report.pushed += _as_pushed(plan)
     return True
+
+
+def _as_pushed(plan: list) -> list[dict]:
+    """A plan of pushes (see _plan) as the report's ``pushed`` shows them."""
+    return [{"ref": ref.removeprefix("refs/heads/"), "old": expected, "new": new, "what": what}
+            for ref, new, expected, what in plan]
 
 
 def _describe_fetch(git: Git, remote: str, report: SyncReport, before: dict[str, str],

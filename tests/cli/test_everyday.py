@@ -91,7 +91,15 @@ def test_a_person_at_a_terminal_proposes_in_their_name(store, tmp_path):  # noqa
     piped = j(store.dmm("write", "propose", "--path", "project/agent.md", "--reason", "r",
                         "--title", "Agents write this", "--tags", "x", "--json",
                         input="Written by a program with no terminal at all, for a test.\n"))
-    assert piped["proposed_by"] == "agent"
+    assert piped["proposed_by"] == "Test User"  # a person piping a file in (issue 37, 18)
+    made = j(store.dmm("write", "propose", "--path", "project/agent2.md", "--reason", "r",
+                       "--title", "Agents write that", "--tags", "x", "--json",
+                       env={"CLAUDECODE": "1"},
+                       input="Written by an agent whose shell says so, for a test here.\n"))
+    assert made["proposed_by"] == "agent:claude-code"
+    by = {e["proposal_id"]: e for e in j(store.dmm("log", "--json"))["entries"]}
+    assert not by[made["proposal_id"]]["claimed"]  # an agent in a person's clone: no claim
+    assert "agent:claude-code for Test User" in store.dmm("log").stdout
 
 
 def test_screens_say_why_and_what(store):  # noqa: F811

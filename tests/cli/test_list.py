@@ -22,7 +22,9 @@ def test_filters_and_sorting(store):
     assert listed(store, "--tag", "jobs", "--tag", "queue", "--sort", "created",
                   "--reverse") == [SQS, BEANSTALK]
     assert listed(store, "--under", "project/jobs") == [BEANSTALK, SQS]
-    assert listed(store, "--under", "project/job") == []  # a folder, not a prefix of a name
+    # a folder, not a prefix of a name; one that does not exist fails as validate does
+    typo = store.dmm("list", "--under", "project/job")
+    assert typo.returncode == 5 and "did you mean project/jobs?" in typo.stderr
     assert listed(store, "--scope", "baseline") == []
     assert listed(store, "--older-than", "100000") == []
     assert set(listed(store, "--newer-than", "100000")) == set(everything)
@@ -40,3 +42,15 @@ def test_table_rows_and_alias(store):
     assert [r.split("\t")[0] for r in rows] == [BEANSTALK, SQS]
     none = store.dmm("list", "--tag", "nope")
     assert none.returncode == 0 and none.stdout == "" and "No memories match" in none.stderr
+
+
+def test_a_memory_with_errors_is_named_not_dropped_silently(repo):
+    repo.add("project/good.md", "mem_2026_01_01_001", "Jobs go to the queue")
+    repo.write("project/broken.md", "---\ntags: [x]\n---\n\n# No id, no fields\n\nText.\n")
+    proc = repo.dmm("list")
+    assert proc.returncode == 0, proc.stderr
+    assert "mem_2026_01_01_001" in proc.stdout and "broken" not in proc.stdout
+    assert "project/broken.md" in proc.stderr and "dmm validate" in proc.stderr
+    data = json.loads(repo.dmm("list", "--json").stdout)
+    assert data["invalid"] == ["project/broken.md"]
+    assert "broken" not in repo.dmm("list", "--under", "project", "--scope", "global").stderr

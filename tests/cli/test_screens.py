@@ -110,6 +110,7 @@ def test_long_output_goes_through_the_pager_and_no_pager_turns_it_off(busy, tmp_
     assert record.exists(), shown
     paged = record.read_text()
     assert "mem_2026_03_01_039" in paged and "mem_2026_03_01_039" not in shown
+    assert paged.endswith("\n") and not paged.endswith("\n\n")  # as git's pager: no blank
     record.unlink()
     for args in (("--no-pager", "list"), ("list", "--no-pager")):
         shown = on_terminal(busy, *args, columns=100, env={"PAGER": pager})
@@ -167,3 +168,18 @@ def test_a_full_scan_shows_progress_on_a_terminal_and_nothing_when_piped(repo):
     piped = repo.dmm("conflicts", "scan", "--full")
     assert piped.returncode == 0 and "scanning for conflicts" not in piped.stderr
     assert "%" not in piped.stderr
+
+
+def test_at_80_columns_the_tables_keep_what_a_reader_needs(busy):
+    """conflicts list --status all keeps the status, log the proposal or conflict, list the
+    scope and a path's first folder with its file name (issue 37 item 20)."""
+    conflicts = lines_of(on_terminal(busy, "conflicts", "list", "--status", "all", columns=80))
+    assert "status" in conflicts[0].split(), conflicts
+    log = lines_of(on_terminal(busy, "log", columns=80, env={"PAGER": "cat"}))
+    assert "proposal or conflict" in log[0], log
+    assert any("prop_" in line for line in log[2:]) and any("conflict_" in line
+                                                             for line in log[2:]), log
+    listed = lines_of(on_terminal(busy, "list", columns=80, env={"PAGER": "cat"}))
+    assert "scope" in listed[0].split(), listed
+    row = next(line for line in listed if line.startswith("mem_2026_02_01_001"))
+    assert re.search(r"project/\S*…\S*/retry\.md|project/payments/retry\.md", row), row

@@ -165,3 +165,14 @@ def test_the_hook_entry_point_runs_without_a_shim(hooked):
     add_conflicting_pair(hooked)
     proc = hooked.dmm("hooks", "run", "post-commit", env={"GIT_INDEX_FILE": ".git/index"})
     assert proc.returncode == 0 and "new memory conflict" in proc.stderr
+
+
+def test_a_memory_committed_with_errors_is_named_by_the_hook(hooked):
+    hooked.write("project/broken.md", "---\ntags: [x]\n---\n\n# No id, no fields\n\nText.\n")
+    git(hooked.root, "add", "-A")
+    err = commit(hooked, "a broken memory")
+    said = [line for line in err.splitlines() if "project/broken.md" in line]
+    assert len(said) == 1 and "dmm validate" in said[0], err
+    hooked.add("project/fine.md", "mem_2026_01_01_001", "Fine rule", "Use the fine tool.")
+    git(hooked.root, "add", "-A")
+    assert "broken" not in commit(hooked, "a fine memory")  # said once, for its commit

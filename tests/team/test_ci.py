@@ -146,7 +146,7 @@ def test_gitlab_gets_plain_lines_and_the_template_runs_the_same_check(team, tmp_
            "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main"}
     steps = _run_steps(script[1:], agent.root, env)
     assert steps[-1].returncode == 1
-    assert re.search(r"^\.dmm/memory/project/bad\.md:1: error: \[dmm schema\] .*priority",
+    assert re.search(r"^\.dmm/memory/project/bad\.md:3: error: \[dmm schema\] .*priority",
                      steps[-1].stdout, re.M), steps[-1].stdout
     assert "::" not in steps[-1].stdout
 
@@ -341,3 +341,31 @@ def test_a_merge_request_is_judged_by_its_targets_settings_now_not_at_its_fork_p
     assert step.returncode == 1, (step.stdout, step.stderr)
     assert re.search(r"^\.dmm/memory/project/b\.md:\d+: error: \[dmm conflict\]", step.stdout,
                      re.M), step.stdout
+
+
+def test_annotations_point_at_the_field_and_the_hint_works_in_a_developers_clone(team,
+                                                                               tmp_path):
+    runner, env = _contradicting_pull_request(team, tmp_path)
+    step = _check(runner, env)
+    found = [COMMAND.match(line).groups() for line in step.stdout.splitlines()]
+    [conflict] = [g for g in found if g[3] == "dmm conflict"]
+    said = re.findall(r"`([^`]+)`", conflict[4])
+    assert said[0] == "git switch feature/ceiling" and said[1].startswith("dmm conflicts show ")
+    mate = type(team.lead)(team.base / "mate", "mate")  # who opened the pull request
+    lead = team.lead  # who reviews it, on main: the hint's git command first
+    lead.git("fetch", "-q")
+    lead.git(*said[0].split()[1:])
+    for clone in (mate, lead):
+        shown = clone.dmm(*said[1].split()[1:])
+        assert "project/b.md" in shown.stdout and "project/a.md" in shown.stdout
+    # a field's error is annotated on the field's line, not on line 1
+    mate.git("checkout", "-q", "-b", "feature/priority")
+    bad = mate.root / ".dmm/memory/project/c.md"
+    bad.write_text(memory_text("mem_2026_01_03_001", "Cache keys", priority=5, tags="[cache]"))
+    mate.git("add", "-A")
+    mate.git("commit", "-qm", "a bad priority")
+    plain = run_dmm("ci", "check", "--base", "origin/main", "--format", "plain", cwd=mate.root)
+    line = next(n for n, text in enumerate(bad.read_text().splitlines(), 1)
+                if text.startswith("priority:"))
+    assert line > 1 and f".dmm/memory/project/c.md:{line}: error: [dmm schema] priority" \
+        in plain.stdout, plain.stdout

@@ -164,7 +164,8 @@ def test_a_dry_run_changes_nothing_here_or_there(team):
     origin_before = git(team.origin, "for-each-ref")
     proc = bob.dmm("sync", "--dry-run")
     assert "would join this clone's audit records with origin's" in proc.stdout
-    assert "pushed nothing (--dry-run)" in proc.stdout
+    assert "would push to origin:" in proc.stdout and "pushed nothing" not in proc.stdout
+    assert "dmm/audit" in proc.stdout and "(new): proposal" in proc.stdout
     assert bob.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/") == before
     assert git(team.origin, "for-each-ref") == origin_before
 
