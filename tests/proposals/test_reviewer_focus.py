@@ -92,3 +92,55 @@ def test_checked_content_is_answered_only_with_its_own_conflicts(arc):
         assert "project/draft.md" in draft, found
         assert all("project/draft.md" in {m["path"] for m in c["memories"]} for c in found)
 
+
+def refs(repo) -> str:
+    return git(repo.root, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+def test_a_script_approving_what_the_reviewer_would_defer_is_refused_without_force(arc):
+    pid = propose(arc, REST_AGAIN, "project/api/internal.md")
+    dry = json.loads(arc.dmm("review", "approve", pid, "--dry-run", "--json").stdout)
+    assert dry["would_approve"] and "conflict" in dry["would_ask"], dry
+    before = refs(arc)
+    refused = arc.dmm("review", "approve", pid, "--yes")
+    assert refused.returncode == 6, (refused.stdout, refused.stderr)
+    assert "Traceback" not in refused.stderr
+    assert "would defer" in refused.stderr and "--force" in refused.stderr, refused.stderr
+    assert "would conflict with project/api/rest.md" in refused.stderr, refused.stderr
+    assert refs(arc) == before and not (arc.memory / "project/api/internal.md").exists()
+    done = arc.dmm("review", "approve", pid, "--force", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "would conflict with" in done.stderr  # shown, and kept in the merge commit
+    assert (arc.memory / "project/api/internal.md").exists()
+    assert "would conflict with" in git(arc.root, "log", "-1", "--format=%B")
+    # what the reviewer would approve itself needs no --force
+    plain = propose(arc, GZIP, "project/api/gzip.md")
+    assert arc.dmm("review", "approve", plain).returncode == 0
+
+
+def test_a_person_at_a_terminal_is_shown_the_warnings_and_asked(arc):
+    pexpect = pytest.importorskip("pexpect")
+    import os
+    import sys
+
+    pid = propose(arc, REST_AGAIN, "project/api/internal.md")
+    before = refs(arc)
+
+    def ask(answer: str):
+        child = pexpect.spawn(sys.executable, ["-m", "dmm", "review", "approve", pid],
+                              cwd=str(arc.root), env=dict(os.environ), encoding="utf-8",
+                              timeout=60)
+        child.expect(r"would conflict with project/api/rest\.md")
+        child.expect(r"which the reviewer would defer: it would conflict with memories in the "
+                     r"store: a person decides: decide it as yourself\? \[y/N\]")
+        child.sendline(answer)
+        child.expect(pexpect.EOF)
+        child.close()
+        return child.exitstatus, child.before
+
+    status, out = ask("n")
+    assert status == 6 and "not confirmed" in out, out
+    assert refs(arc) == before
+    status, out = ask("y")
+    assert status == 0, out
+    assert (arc.memory / "project/api/internal.md").exists()
