@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tests.agents.server import Server
-from tests.conftest import git
+from tests.conftest import git, memory_text
 
 # an arc: REST was stated, a later memory records the move to GraphQL, a still later one uses
 # REST again. The temporal analyzer reports every pair along it.
@@ -144,3 +144,34 @@ def test_a_person_at_a_terminal_is_shown_the_warnings_and_asked(arc):
     status, out = ask("y")
     assert status == 0, out
     assert (arc.memory / "project/api/internal.md").exists()
+
+
+def _arc_memories():
+    """The arc's memories and the gzip one, parsed: what a scan reads."""
+    from dmm.memory.parse import parse_memory
+
+    texts = [(path, memory_text(mid, title, body, tags="[api]", extra=f"created: {created}\n"))
+             for path, mid, created, title, body in ARC]
+    texts.append(("project/api/gzip.md", memory_text(
+        "mem_2025_12_01_001", "Public API responses are gzip-compressed",
+        GZIP.split("\n\n", 2)[2], tags="[api]", extra="created: 2025-12-01\n")))
+    return [parse_memory(text, path)[0] for path, text in texts]
+
+
+def test_an_incremental_scan_reports_an_arc_where_its_focus_takes_part_in_it():
+    from dmm.config import DEFAULTS
+    from dmm.conflicts.scanner import build, detect
+
+    features = build(_arc_memories())
+    config = dict(DEFAULTS["conflicts"])
+
+    def pairs(focus: set[str]) -> set[frozenset]:
+        return {frozenset(m.memory_id for m in c.memories)
+                for c in detect(features, focus, config)[0] if "reversal" in c.description}
+
+    rest, move, again, gzip = (m.id for m in _arc_memories())
+    arc = {frozenset((move, again)), frozenset((rest, again))}
+    assert pairs(set(features)) == arc  # a full scan
+    assert pairs({gzip}) == set()  # the arc is not the unrelated memory's
+    for member in (rest, move, again):  # each memory of the arc brings the whole arc back
+        assert pairs({member}) == arc, member
