@@ -209,9 +209,9 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> dict:
 
 
 def process_batch(ws: Workspace, limit: int | None = None, force: bool = False) -> dict:
-    from dmm.proposals.review import process_pending
+    from dmm.proposals.batch import process_all
 
-    batch = process_pending(ws, limit, force)
+    batch = process_all(ws, limit, force)
     return {**batch.to_dict(), "results": [_processed(r) for r in batch.results]}
 
 

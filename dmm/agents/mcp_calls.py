@@ -102,32 +102,18 @@ def mine(ws: Workspace, who: str) -> dict:
     return {"proposals": own, "proposed_by": who}
 
 
-def _own(ws: Workspace, proposal_id: str, who: str):
-    from dmm.gitrepo import Git
-    from dmm.proposals.decided import status_of
-    from dmm.proposals.queue import load
-
-    git = Git(ws.root)
-    proposal = load(git, proposal_id)
-    if proposal is None:
-        status = status_of(git, proposal_id)
-        raise InvalidInputError(f"{proposal_id} is not open ({status['status']}): there is "
-                                "nothing to change")
-    if proposal.proposed_by != who:
-        raise InvalidInputError(f"{proposal_id} was proposed by {proposal.proposed_by}, not by "
-                                f"you ({who}): only its author may revise or withdraw it",
-                                hint="flag your doubt with conflict_flag, or propose after it "
-                                     "is decided")
-    return proposal
-
-
 def withdraw(ws: Workspace, proposal_id: str, reason: str, *, who: str) -> dict:
-    _own(ws, proposal_id, who)
-    return calls.close(ws, proposal_id, decision="withdrawn", reviewer=who, reason=reason)
+    from dmm.proposals.decide import withdraw as withdrawn
+
+    done = withdrawn(ws, proposal_id, reason, who=who, own_only=True)
+    return {"success": True, **done.to_dict()}
 
 
 def revise(ws: Workspace, proposal_id: str, reason: str, *, who: str, **change: Any) -> dict:
-    old = _own(ws, proposal_id, who)
+    from dmm.gitrepo import Git
+    from dmm.proposals.decide import own
+
+    old = own(Git(ws.root), proposal_id, who)
     change = {k: v for k, v in change.items() if v is not None}
     change.setdefault("type", old.type)
     change.setdefault("path", old.path)

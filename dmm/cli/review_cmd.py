@@ -239,7 +239,8 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
       dmm review process --all --dry-run
     """
     from dmm.errors import ExitCode
-    from dmm.proposals.review import process, process_pending, review
+    from dmm.proposals.batch import process_all
+    from dmm.proposals.review import process, review
 
     if proposal_id and id_option and proposal_id != id_option:
         raise click.UsageError("give the proposal id once")
@@ -258,7 +259,7 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
         if dry_run:
             return ExitCode.OK
         return ExitCode.PROBLEMS_FOUND if result.decision == "rejected" else ExitCode.OK
-    batch = process_pending(ws, limit, force, dry_run=dry_run)
+    batch = process_all(ws, limit, force, dry_run=dry_run)
     if as_json:
         emit_json(batch.to_dict())
     else:
@@ -291,37 +292,57 @@ def process_cmd(ctx, proposal_id, id_option, all_, limit, force, dry_run, as_jso
 @click.option("--expect", metavar="COMMIT",
               help="Approve only if the proposal is at this commit, the one `dmm review show` "
                    "printed (all 40 hex digits): a commit pushed onto it since is refused.")
+@click.option("--force", is_flag=True,
+              help="Approve without being asked what the reviewer would defer (a conflict "
+                   "with the store, a baseline change, too many warnings); needed to approve "
+                   "such a proposal from a script.")
 @yes_option
 @json_option
 @click.pass_context
 # agents are refused by `decision`; the person is asked below, with the commit they approve
 @decision(lambda proposal_id, dry_run, **_: None if dry_run else (f"approving {proposal_id}",
                                                                    False), has_yes=True)
-def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, expect, yes,
+def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, expect, force, yes,
                 as_json) -> int:
     """Approve a proposal as a person: merge it into the checked-out branch.
 
-    At a terminal you confirm the commit you approve (the question names every memory it
-    retires), and exactly that commit lands: one pushed onto the proposal while you answer is
+    The reviewer's checks run first: their errors refuse the approval (unless
+    --bypass-reviewer), their warnings are shown. At a terminal you confirm the commit you
+    approve (the question names every memory it retires and what the reviewer would defer it
+    for), and exactly that commit lands: one pushed onto the proposal while you answer is
     refused. From a script, --expect names the commit you reviewed (`dmm review show` prints
-    it).
+    it), and a proposal the reviewer would defer (`dmm review process ID --dry-run` says why)
+    is refused unless --force.
 
     \b
     Examples:
       dmm review approve prop_20260111_143052_a1b2 --reason "agreed in standup"
       dmm review approve prop_20260111_143052_a1b2 --expect 7e52e6f6ead1... (the full commit)
+      dmm review approve prop_20260111_143052_a1b2 --yes --force   (a script, warnings read)
     """
     from dmm.gitrepo import Git
-    from dmm.proposals.review import approve_as_person
+    from dmm.proposals.review import approve_as_person, person_review
 
     ws = workspace(ctx)
     if dry_run:
         return _approve_dry_run(ws, proposal_id, as_json)
+    checked = None if bypass_reviewer else person_review(ws, proposal_id, expect)
+    held = checked.held_back if checked else None
+    if checked:
+        for issue in checked.issues:
+            if issue.severity != "info":
+                message(f"  {issue}")
     if not yes and at_terminal():
-        expect = _confirm_commit(ws, proposal_id, expect)
+        expect = _confirm_commit(ws, proposal_id, expect, held)
+    elif held and not force:
+        raise InvalidInputError(
+            f"{proposal_id} is one the reviewer would defer ({held}); approving it unasked "
+            "needs --force",
+            hint=f"read the warnings above (`dmm review process {proposal_id} --dry-run`), "
+                 "then approve at a terminal, or again with --force")
     done, notices = approve_as_person(ws, proposal_id, reviewer=Git(ws.root).user_name(),
                                       reason=reason, bypass_reviewer=bypass_reviewer,
-                                      expect=expect)
+                                      expect=expect, checked=checked)
     if as_json:
         emit_json(done.to_dict())
     else:
@@ -331,9 +352,10 @@ def approve_cmd(ctx, proposal_id, bypass_reviewer, reason, dry_run, expect, yes,
     return 0
 
 
-def _confirm_commit(ws, proposal_id: str, expect: str | None) -> str:
+def _confirm_commit(ws, proposal_id: str, expect: str | None, held: str | None) -> str:
     """Ask the person to approve the proposal at the commit it is at now (the one --expect
-    names, if given); that commit is what may land."""
+    names, if given), saying what the reviewer would defer it for (``held``); that commit is
+    what may land."""
     from dmm.gitrepo import Git
     from dmm.proposals.declared import retired_paths
     from dmm.proposals.decide import check_expected, not_open
@@ -348,7 +370,8 @@ def _confirm_commit(ws, proposal_id: str, expect: str | None) -> str:
     # (a teammate's, a fetch's) can retire a memory the person never read about
     retired = retired_paths(git, proposal, git.rev_parse("HEAD") or proposal.base)
     confirm(f"approving {proposal_id} at commit {proposal.commit}"
-            + (f" (it retires {', '.join(retired)})" if retired else ""))
+            + (f" (it retires {', '.join(retired)})" if retired else "")
+            + (f", which the reviewer would defer: {held}" if held else ""))
     return proposal.commit
 
 
@@ -358,12 +381,16 @@ def _approve_dry_run(ws, proposal_id: str, as_json: bool) -> int:
 
     result = review(ws, proposal_id)
     errors = [str(i) for i in result.issues if i.severity == "error"]
+    held = None if errors else result.held_back
     if as_json:
         emit_json({"proposal_id": proposal_id, "would_approve": not errors,
-                   "issues": [i.to_dict() for i in result.issues], "dry_run": True})
+                   "would_ask": held, "issues": [i.to_dict() for i in result.issues],
+                   "dry_run": True})
     else:
-        click.echo(f"{proposal_id}: " + ("approval would be refused (use --bypass-reviewer "
-                                         "if you are sure)" if errors else "would be approved"))
+        click.echo(f"{proposal_id}: " + (
+            "approval would be refused (use --bypass-reviewer if you are sure)" if errors
+            else f"would be approved once you confirm it (the reviewer would defer it: "
+                 f"{held}; from a script: --force)" if held else "would be approved"))
         for issue in result.issues:
             if issue.severity != "info":
                 click.echo(f"  {issue}")
@@ -433,18 +460,18 @@ def withdraw_cmd(ctx, proposal_id, reason, as_json) -> int:
       dmm review withdraw prop_20260111_143052_a1b2 --reason "proposed the wrong file"
     """
     from dmm.agents.identity import agent_name
+    from dmm.gitrepo import Git
+    from dmm.proposals.decide import withdraw
 
-    agent = agent_name()
-    if agent is not None:
-        from dmm.agents.mcp_calls import withdraw
-
-        done = withdraw(workspace(ctx), proposal_id, reason, who=agent)
-        if as_json:
-            emit_json(done)
-        else:
-            message(f"{proposal_id} withdrawn: recorded as {done['commit'][:12]} on dmm/audit")
-        return 0
-    return _close(ctx, proposal_id, "withdrawn", reason, as_json)
+    ws = workspace(ctx)
+    agent = agent_name()  # an agent withdraws only its own; a person, any
+    done = withdraw(ws, proposal_id, reason, who=agent or Git(ws.root).user_name(),
+                    own_only=agent is not None)
+    if as_json:
+        emit_json(done.to_dict())
+    else:
+        message(f"{proposal_id} withdrawn: recorded as {done.commit[:12]} on dmm/audit")
+    return 0
 
 
 @command.command("stats")

@@ -383,7 +383,8 @@ def against_store(conn: sqlite3.Connection, memory, config: dict,
     """The conflicts ``memory`` (a draft or a proposal's new text, not in the store) would
     have with the store: the same analyzers and pairs a scan uses, against its most similar
     memories (through the cache's postings, so it stays fast on large stores) and the
-    memories choosing another answer to the same question."""
+    memories choosing another answer to the same question. Only the conflicts ``memory`` takes
+    part in."""
     exclude = set(exclude_paths)
     with db.snapshot(conn):
         docs = {s.doc for s in similar_memories(conn, memory, exclude=tuple(exclude),
@@ -393,4 +394,7 @@ def against_store(conn: sqlite3.Connection, memory, config: dict,
                   if m.id != memory.id and m.path not in exclude]
     if not others:
         return []
-    return detect(build(others + [memory]), {memory.id}, config)[0]
+    # only what the draft takes part in: a conflict among the neighbours it brought along is
+    # the store's, already listed, and says nothing about the draft
+    return [c for c in detect(build(others + [memory]), {memory.id}, config)[0]
+            if memory.id in {m.memory_id for m in c.memories}]

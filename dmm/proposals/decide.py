@@ -164,6 +164,35 @@ def approve(ws: Workspace, proposal_id: str, *, decision: str = "approved",
     return Decision(proposal_id, decision, landed.commit, landed.branch, landed.changed_paths)
 
 
+def own(git: Git, proposal_id: str, who: str):
+    """The open proposal ``proposal_id`` when ``who`` proposed it (an agent may revise or
+    withdraw only its own); InvalidInputError otherwise."""
+    from dmm.proposals.decided import status_of
+
+    proposal = load(git, proposal_id)
+    if proposal is None:
+        status = status_of(git, proposal_id)
+        raise InvalidInputError(f"{proposal_id} is not open ({status['status']}): there is "
+                                "nothing to change")
+    if proposal.proposed_by != who:
+        raise InvalidInputError(f"{proposal_id} was proposed by {proposal.proposed_by}, not by "
+                                f"you ({who}): only its author may revise or withdraw it",
+                                hint="flag your doubt with conflict_flag, or propose after it "
+                                     "is decided")
+    return proposal
+
+
+def withdraw(ws: Workspace, proposal_id: str, reason: str, *, who: str,
+             own_only: bool) -> Decision:
+    """Withdraw a proposal: closed like a rejection, recorded on dmm/audit as ``who``'s.
+    ``own_only`` (an agent): only a proposal ``who`` made; a person may withdraw any."""
+    if not reason.strip():
+        raise InvalidInputError("a reason is required: say why")
+    if own_only:
+        own(Git(ws.root), proposal_id, who)
+    return close(ws, proposal_id, decision="withdrawn", reviewer=who, reason=reason)
+
+
 def close(ws: Workspace, proposal_id: str, *, decision: str, reviewer: str, reason: str,
           issues: list[str] | None = None) -> Decision:
     """Record a rejection, deferral or withdrawal on dmm/audit (the branch stays if deferred)."""

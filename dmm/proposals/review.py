@@ -40,6 +40,9 @@ class ReviewResult:
     reason: str = ""
     review_duration_ms: int = 0
     committed: dict | None = None  # the Decision, once acted on
+    # why the reviewer would leave it to a person without --force (deferral), whatever it
+    # decided: what a person approving it is shown and asked about
+    held_back: str | None = None
     notices: list[str] = field(default_factory=list)  # e.g. new conflicts after the merge
 
     def to_dict(self) -> dict:
@@ -91,29 +94,39 @@ def review(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResult
     warnings = [i for i in issues if i.severity == "warning"]
     result.confidence = max(0.0, 1.0 - WARNING_COST * len(warnings)) if not errors else 0.95
     required = [i for i in issues if i.required]
+    floor = ws.config["review"]["defer_below_confidence"]
+    result.held_back = deferral(issues, result.confidence, floor)
+    deferred = deferral(issues, result.confidence, 0.0 if force else floor)
     if errors or required:
         result.decision = "rejected"
         result.reason = "; ".join(i.message for i in errors + required)
-    elif any(i.category == "baseline" for i in issues):
-        result.decision, result.reason = "deferred", "baseline change: a person decides"
-    elif any(i.category == "conflicts" for i in issues):
-        result.decision = "deferred"
-        result.reason = "it would conflict with memories in the store: a person decides"
-    elif any(i.category == "coherence" and i.severity == "warning" for i in issues):
-        result.decision = "deferred"  # the judge's finding is shown; a person decides on it
-        result.reason = ("the judge finds it contradicts, repeats or replaces a memory in the "
-                         "store: a person decides")
-    elif any(i.defers for i in issues):
-        result.decision = "deferred"
-        result.reason = next(i.message for i in issues if i.defers)
-    elif not force and result.confidence < ws.config["review"]["defer_below_confidence"]:
-        result.decision = "deferred"
-        result.reason = f"{len(warnings)} warnings: a person should look at it"
+    elif deferred:
+        result.decision, result.reason = "deferred", deferred
     elif fixed != new_text:
         result.decision, result.modified_content = "modified", fixed
         result.reason = "approved after automatic fixes"
     result.review_duration_ms = int((time.perf_counter() - started) * 1000)
     return result
+
+
+def deferral(issues: list[Issue], confidence: float, floor: float) -> str | None:
+    """Why the reviewer leaves a proposal with these issues to a person, or None: a baseline
+    change, a conflict with the store, the judge's finding, a change only a person may make,
+    or a confidence below ``floor`` (review.defer_below_confidence)."""
+    if any(i.category == "baseline" for i in issues):
+        return "baseline change: a person decides"
+    if any(i.category == "conflicts" for i in issues):
+        return "it would conflict with memories in the store: a person decides"
+    if any(i.category == "coherence" and i.severity == "warning" for i in issues):
+        # the judge's finding is shown; a person decides on it
+        return ("the judge finds it contradicts, repeats or replaces a memory in the store: "
+                "a person decides")
+    if any(i.defers for i in issues):
+        return next(i.message for i in issues if i.defers)
+    if confidence < floor:
+        warnings = sum(i.severity == "warning" for i in issues)
+        return f"{warnings} warnings: a person should look at it"
+    return None
 
 
 def _context(git: Git, proposal, conn, config: dict, head: str) -> tuple[str, ReviewContext]:
@@ -166,42 +179,47 @@ def process(ws: Workspace, proposal_id: str, force: bool = False) -> ReviewResul
     return result
 
 
-def process_pending(ws: Workspace, limit: int | None = None, force: bool = False,
-                    dry_run: bool = False):
-    """`review process --all`: every pending proposal (deferred ones wait for a person),
-    oldest first, at most ``limit``; a batch that never stops at one it cannot process
-    (see dmm.proposals.batch)."""
-    from dmm.proposals.batch import process_all
+def person_review(ws: Workspace, proposal_id: str, expect: str | None = None) -> ReviewResult:
+    """The checks a person's approval runs first: their errors refuse it (InvalidInputError);
+    its warnings and ``held_back`` are what the person is shown and asked about. ``expect``:
+    the commit the person reviewed, checked before the checks run."""
+    from dmm.errors import InvalidInputError
 
-    return process_all(ws, limit, force, dry_run)
+    _check_expected(ws, proposal_id, expect)
+    result = review(ws, proposal_id)
+    errors = [i for i in result.issues if i.severity == "error"]
+    if errors:
+        raise InvalidInputError(
+            f"the checks found errors: {'; '.join(i.message for i in errors)}",
+            hint="reject it, or approve bypassing the reviewer if you are sure")
+    return result
 
 
 def approve_as_person(ws: Workspace, proposal_id: str, *, reviewer: str, reason: str = "",
-                      bypass_reviewer: bool = False,
-                      expect: str | None = None) -> tuple[decide.Decision, list[str]]:
-    """A person's approval: the checks run first and their errors refuse it unless
-    ``bypass_reviewer``; their warnings are kept in the merge commit. ``expect``: the commit
-    the person reviewed; any other tip is refused (decide.check_expected). Returns the
-    decision and the notices of the scan after it."""
-    from dmm.errors import InvalidInputError
-
+                      bypass_reviewer: bool = False, expect: str | None = None,
+                      checked: ReviewResult | None = None,
+                      ) -> tuple[decide.Decision, list[str]]:
+    """A person's approval: the checks run first (person_review; ``checked``: they already
+    ran) and their errors refuse it unless ``bypass_reviewer``; their warnings are kept in
+    the merge commit. ``expect``: the commit the person reviewed; any other tip is refused
+    (decide.check_expected). Returns the decision and the notices of the scan after it."""
     notes: list[str] = []
-    if expect is not None:  # refused before the checks run, as it is again where it lands
-        proposal = load(Git(ws.root), proposal_id)
-        if proposal is not None:
-            decide.check_expected(proposal, expect)
+    _check_expected(ws, proposal_id, expect)
     if not bypass_reviewer:
-        result = review(ws, proposal_id)
-        errors = [i for i in result.issues if i.severity == "error"]
-        if errors:
-            raise InvalidInputError(
-                f"the checks found errors: {'; '.join(i.message for i in errors)}",
-                hint="reject it, or approve bypassing the reviewer if you are sure")
+        result = checked or person_review(ws, proposal_id)
         notes = [str(i) for i in result.issues if i.severity != "info"]
     done = decide.approve(ws, proposal_id, decision="approved", reviewer=reviewer,
                           issues=notes, reason=reason, expect=expect)
     notices = [after_approval(ws), off_main(ws, done.branch)]
     return done, [n for n in notices if n]
+
+
+def _check_expected(ws: Workspace, proposal_id: str, expect: str | None) -> None:
+    """Refused before the checks run, as it is again where it lands (decide.approve)."""
+    if expect is not None:
+        proposal = load(Git(ws.root), proposal_id)
+        if proposal is not None:
+            decide.check_expected(proposal, expect)
 
 
 def off_main(ws: Workspace, branch: str) -> str | None:

@@ -255,7 +255,8 @@ def test_log_and_history_name_the_same_person_for_a_commit(store):  # noqa: F811
                        "--proposed-by", "claude",
                        input=(store.memory / "project/limit_new.md").read_text()
                        + "\nMeasured at the edge of the network.\n"))
-    assert store.dmm("review", "approve", made["proposal_id"], "--reason", "ok").returncode == 0
+    assert store.dmm("review", "approve", made["proposal_id"], "--reason", "ok",
+                     "--force").returncode == 0  # it would conflict: the reviewer defers it
     logged = {e["commit"]: e["who"] for e in j(store.dmm("log", "--json"))["entries"]}
     history = j(store.dmm("history", NEW_LIMIT, "--json"))["history"]
     shared = [h for h in history if h["commit"] in logged]

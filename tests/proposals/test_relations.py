@@ -105,7 +105,8 @@ def test_a_declared_supersession_retires_the_memory_once_a_person_approves(deplo
     assert json.loads(processed.stdout)["decision"] == "deferred"
     assert branch in " ".join(branches(deploys))  # deferred: still open for a person
 
-    approved = deploys.dmm("review", "approve", pid, "--yes")
+    # the reviewer defers a retirement: approving it unasked says so with --force
+    approved = deploys.dmm("review", "approve", pid, "--yes", "--force")
     assert approved.returncode == 0, approved.stderr
     assert not (deploys.memory / "project/deploy_days.md").exists()
     retired = (deploys.memory / "deprecated/project/deploy_days.md").read_text()
@@ -349,7 +350,8 @@ def test_a_person_confirming_an_approval_is_told_what_it_retires(deploys):
     child = pexpect.spawn(sys.executable, ["-m", "dmm", "review", "approve",
                                            out["proposal_id"]], cwd=str(deploys.root),
                           env=dict(os.environ), encoding="utf-8", timeout=60)
-    child.expect(r"at commit [0-9a-f]{40} \(it retires project/deploy_days\.md\): decide it")
+    child.expect(r"at commit [0-9a-f]{40} \(it retires project/deploy_days\.md\), which "
+                 r"the reviewer would defer: [^\n]*: decide it")
     child.sendline("n")
     child.expect(pexpect.EOF)
     child.close()

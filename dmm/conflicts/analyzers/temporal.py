@@ -132,8 +132,7 @@ def _reversals(ctx: ScanContext) -> list[Candidate]:
     out = []
     for f in active:
         mid = f.id
-        if not (f.changes and (mid in ctx.focus or any(g.id in ctx.focus
-                                                                 for g in active))):
+        if not f.changes:
             continue
         for sentence, _, _ in f.changes:
             m = TRANSITION.search(sentence)
@@ -149,7 +148,13 @@ def _reversals(ctx: ScanContext) -> list[Candidate]:
                     later.append(g)
                 elif left in names and g.memory.created < f.memory.created:
                     earlier.append(g)
+            # an arc is reported where the scan's focus takes part in it: the move itself or
+            # a memory stating X before it bears on every later use of X; a later use, on its
+            # own pairs only (a draft using REST is not answered with another memory's arc)
+            before = mid in ctx.focus or any(e.id in ctx.focus for e in earlier)
             for g in later:
+                if not (before or g.id in ctx.focus):
+                    continue
                 note = (f"reversal: {mid} records the move from {m.group(1)} to {m.group(2)}, "
                         f"but the later {g.id} still uses {m.group(1)}")
                 out.append(Candidate(mid, g.id, NAME, "stale", 0.75, note,

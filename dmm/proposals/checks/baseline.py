@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
 
 NAME = "baseline"
 

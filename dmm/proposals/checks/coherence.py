@@ -15,7 +15,7 @@ so in one line. IO: the cache (the nearest memories) and the model's service.
 
 from __future__ import annotations
 
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
 
 NAME = "coherence"
 MAX_OUTPUT_TOKENS = 2000

@@ -5,7 +5,7 @@ it would be compared with (conflicts.scanner.against_store)."""
 from __future__ import annotations
 
 from dmm.conflicts.scanner import against_store
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
 from dmm.proposals.relations import Finding
 
 NAME = "conflicts"

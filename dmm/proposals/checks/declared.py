@@ -3,7 +3,7 @@ and path, or the conflict it resolves), each file a plain file within the size l
 
 from __future__ import annotations
 
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
 
 NAME = "declared_paths"
 

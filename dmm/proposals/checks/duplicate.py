@@ -5,7 +5,7 @@ from __future__ import annotations
 from rapidfuzz import fuzz, process
 
 from dmm.index.similar import similar_memories
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
 from dmm.proposals.relations import Finding
 
 NAME = "duplicate"

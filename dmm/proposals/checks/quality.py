@@ -1,4 +1,5 @@
-"""Quality check: a sensible size, one concept, a real title, a rationale for rules.
+"""Quality check: a sensible size, one concept, a real title, a rationale for rules, a body
+that holds what it refers to (dmm.proposals.wording).
 
 Whitespace and tag spelling are fixed automatically (the proposal is then "modified").
 """
@@ -10,7 +11,8 @@ import re
 from dmm.memory.edit import FrontmatterEditError, set_field
 from dmm.memory.parse import split_frontmatter
 from dmm.memory.tokens import count_tokens
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
+from dmm.proposals.wording import added_topics, undefined_references
 
 NAME = "quality"
 MAX_HEADINGS = 5
@@ -35,6 +37,18 @@ def run(ctx: ReviewContext) -> list[Issue]:
     if headings > MAX_HEADINGS or _PARTS.search(m.body):
         issues.append(Issue(NAME, "warning", "looks like several concepts in one file "
                             f"({headings} sub-headings)", suggestion="one memory per concept"))
+    added = added_topics(m.title, m.body)
+    if added:
+        issues.append(Issue(NAME, "warning", "looks like more than one concept: "
+                            f"{_quoted(added[0])} adds a topic nothing before it names",
+                            suggestion="one memory per concept: propose the other topic as "
+                                       "a memory of its own"))
+    references = undefined_references(m.title, m.body)
+    if references:
+        issues.append(Issue(NAME, "warning", "not self-contained: "
+                            f"{', '.join(map(_quoted, references))} refers to text the memory "
+                            "does not hold", suggestion="say what it refers to: a reader of "
+                                                        "the store sees this memory alone"))
     if len(m.title.split()) < 3:
         issues.append(Issue(NAME, "warning", f"title {m.title!r} is too short to say what the "
                             "memory is about", suggestion="state the rule or fact as the title"))
@@ -45,6 +59,10 @@ def run(ctx: ReviewContext) -> list[Issue]:
         issues.append(Issue(NAME, "info", "trailing whitespace or tag spelling normalised",
                             auto_fixable=True))
     return issues
+
+
+def _quoted(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
 
 
 def size_warning(body: str, quality: dict) -> str | None:

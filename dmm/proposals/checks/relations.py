@@ -12,7 +12,7 @@ confidence: a declaration can send a proposal to a person, never approve one.
 from __future__ import annotations
 
 from dmm.index.read import active_paths
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
 from dmm.proposals.relations import undeclared
 
 NAME = "relations"

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dmm.memory.parse import parse_memory
-from dmm.proposals.checks import Issue, ReviewContext
+from dmm.proposals.checks.base import Issue, ReviewContext
 
 NAME = "schema"
 
