@@ -19,7 +19,7 @@ from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from dmm.conflicts import sanity, store
+from dmm.conflicts import relations, sanity, store
 from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
@@ -173,6 +173,7 @@ def detect(features: dict[str, Features], focus: set[str], config: dict,
     (tools/eval_conflicts.py runs exactly this on the evaluation sets)."""
     found = merge(candidates(features, focus, config, analyzers) + list(judged or ()),
                   features, config["min_confidence"], detected_at)
+    found = relations.apply(found, features)  # what `related` declares (relations.py)
     store_size = max((f.corpus.n for f in features.values()), default=0)
     return sanity.check(found, store_size)
 
