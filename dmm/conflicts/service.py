@@ -73,13 +73,24 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
                 loaded = None  # the cache changed while the judge was asked: read it again
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                           progress=progress, second_pass=second,
-                          loaded=loaded[1:] if loaded else None)
+                          loaded=loaded[1:] if loaded else None,
+                          together=_together(ws, focus, methods))
             if methods is None:  # the cache is up to date: the other work trees may use it
                 shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
     result.errors[:0] = notes
     return result
+
+
+def _together(ws: Workspace, focus: set[str] | None, methods: list[str] | None) -> dict:
+    """The pairs the clone's queries often return together (dmm.usage.together), when the
+    co_retrieval method runs: with a focus, only the pairs of its memories."""
+    if methods is not None and "co_retrieval" not in methods:
+        return {}
+    from dmm.usage.together import co_retrieved
+
+    return co_retrieved(ws, focus)
 
 
 def _second_pass(ws: Workspace, asked: bool | None, announce, progress) -> tuple:

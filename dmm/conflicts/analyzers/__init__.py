@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the features (and every cue list) load only when a scan run
 
 # Bump when a change to the analyzers changes what they report: caches scanned by an older
 # version (or with other settings) then rescan everything instead of keeping stale verdicts.
-VERSION = 24
+VERSION = 25
 
 
 # the fitted confidence weights (calibration.py): refitting them changes what is reported too
@@ -43,6 +43,8 @@ class ScanContext:
     pairs: list[tuple[str, str, float]]  # (a, b, cosine) candidate pairs of active memories
     focus: set[str]  # memory ids this scan is about (all of them for a full scan)
     config: dict = field(default_factory=dict)  # the [conflicts] section
+    # {(a, b): usage.together.Together}: pairs the queries often return together (co_retrieval)
+    together: dict = field(default_factory=dict)
 
 
 def registry() -> dict:
@@ -50,4 +52,11 @@ def registry() -> dict:
                                          tag_overlap, temporal, value_change)
 
     return {m.NAME: m for m in (supersession, semantic, value_change, negation, alternatives,
-                                temporal, tag_overlap)}
+                                temporal, tag_overlap)} | _usage_methods()
+
+
+def _usage_methods() -> dict:
+    """The methods that read how the store is used (the usage log), not its text."""
+    from dmm.conflicts.analyzers import co_retrieval
+
+    return {co_retrieval.NAME: co_retrieval}
