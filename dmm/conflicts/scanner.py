@@ -19,7 +19,7 @@ from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from dmm.conflicts import relations, sanity, store
+from dmm.conflicts import narrative, relations, sanity, store
 from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import ScanContext, fingerprint, registry
 from dmm.conflicts.contexts import apart
@@ -343,13 +343,14 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
          focus_ids: set[str] | None = None, methods: list[str] | None = None,
          progress=None, second_pass=None, loaded: tuple | None = None,
-         together: dict | None = None) -> ScanResult:
+         together: dict | None = None, commits=None) -> ScanResult:
     """Scan and store the result. ``focus_ids`` limits incremental and targeted scans;
     ``progress(done, total)`` follows the reading of the memories (most of the time);
     ``second_pass``: the judge's (analyzers/rule_extraction.RuleExtraction), whose cached
     verdicts join the analyzers' candidates; ``loaded``: (features, focus) the judge's pass
     read from this very state of the cache, not read again; ``together``: the pairs the
-    queries often return together (dmm.usage.together), for the co_retrieval method."""
+    queries often return together (dmm.usage.together), for the co_retrieval method;
+    ``commits(paths)``: the last commit of each memory (narrative.apply_rules)."""
     started = time.perf_counter()
     started_at = now()
     analyzers = registry()
@@ -366,6 +367,8 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
         features, focus = load_features(conn, focus_ids, progress, extra)
     judged = second_pass.candidates(conn, features, focus) if second_pass else None
     conflicts, artifacts = detect(features, focus, config, use, started_at, judged, together)
+    # the story's rules that need no model: working sessions, progression (narrative.py)
+    conflicts = narrative.apply_rules(conflicts, features, config, commits)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
     new_ids, existing = store.save(conn, conflicts, focus if scan_type != "full" else None,

@@ -74,7 +74,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                           progress=progress, second_pass=second,
                           loaded=loaded[1:] if loaded else None,
-                          together=_together(ws, focus, methods))
+                          together=_together(ws, focus, methods), commits=_commits(ws))
             if methods is None:  # the cache is up to date: the other work trees may use it
                 shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
@@ -83,10 +83,28 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
     return result
 
 
+def _commits(ws: Workspace):
+    """{memory path: (commit, time, author)} of the last commit of each of the memory paths
+    given, read from git when a scan asks (narrative.apply_rules: working sessions)."""
+    def commits(paths: list[str]) -> dict:
+        from dmm.errors import GitError
+        from dmm.gitrepo import Git
+
+        root = ws.memory_dir.relative_to(ws.root).as_posix() + "/"
+        try:
+            found = Git(ws.root).last_commits([root + p for p in paths])
+        except GitError:  # no history to read (no commit yet): no session either
+            return {}
+        return {p.removeprefix(root): when for p, when in found.items()}
+    return commits
+
+
 def _together(ws: Workspace, focus: set[str] | None, methods: list[str] | None) -> dict:
     """The pairs the clone's queries often return together (dmm.usage.together), when the
-    co_retrieval method runs: with a focus, only the pairs of its memories."""
-    if methods is not None and "co_retrieval" not in methods:
+    co_retrieval method runs and the usage log is on: with a focus, only the pairs of its
+    memories."""
+    if (methods is not None and "co_retrieval" not in methods) \
+            or not ws.config["usage"]["enabled"]:
         return {}
     from dmm.usage.together import co_retrieved
 
@@ -212,7 +230,13 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     # most confident first, whether detected or known from a decision (a flag is 1.00)
     out = sorted(store.with_decisions(found, decided) + extra,
                  key=lambda c: (-c.confidence, c.conflict_id))
-    return out[:limit] if limit else out, total + len(extra)
+    page = out[:limit] if limit else out
+    if page:  # the narrative pass's question when it asked one, else the rules' (no model)
+        from dmm.conflicts.narrative import question
+
+        for c in page:
+            c.question = c.question or question(c) or None
+    return page, total + len(extra)
 
 
 def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> list[Conflict]:
