@@ -272,7 +272,8 @@ def to_conflict(finding: Finding, digests: dict[str, str], model: str, detected_
 # conflict carries a yes/no question for a person.
 
 # One working session: two facts of one scope committed this close by the same author, each by
-# its own commit (seeds/003: "committed minutes apart in the same scope, evolving together").
+# its own commit (seeds/003: "committed minutes apart in the same scope, evolving together"),
+# both created that day or the next (`created`: a date a week apart, or none, is no session).
 # One commit adding both is no session: the files were written together (an import, a store
 # set up at once) and their times say nothing of which came first.
 SESSION_SECONDS = 30 * 60
@@ -335,6 +336,21 @@ def same_session(a: tuple | None, b: tuple | None) -> int | None:
     return abs(a[1] - b[1]) // 60
 
 
+def _written_together(a: str | None, b: str | None) -> bool:
+    """Whether two `created` dates (ISO) say the memories were written in one working
+    session: the same day or the next (a session that crosses midnight). Memories created a
+    week apart and committed minutes apart were written apart and committed later; without
+    both dates nothing says when they were written, and a contradiction is left to a person
+    rather than explained away."""
+    if not (a and b):
+        return False
+    try:
+        days = abs((dt.date.fromisoformat(a[:10]) - dt.date.fromisoformat(b[:10])).days)
+    except ValueError:
+        return False
+    return days <= 1
+
+
 def apply_rules(conflicts: list[Conflict], features: dict, config: dict,
                 commits=None) -> list[Conflict]:
     """The conflicts with the story's model-free rules applied: a contradiction within one
@@ -359,7 +375,7 @@ def apply_rules(conflicts: list[Conflict], features: dict, config: dict,
 def _session(c: Conflict, known: dict) -> None:
     x, y = c.memories
     minutes = same_session(known.get(x.path), known.get(y.path))
-    if minutes is None:
+    if minutes is None or not _written_together(x.created, y.created):
         return
     older, newer = sorted((x, y), key=lambda m: known[m.path][1])
     older.role, newer.role = "secondary", "primary"

@@ -213,7 +213,8 @@ def co_retrieved_pairs(features: dict[str, Features], focus: set[str], together:
         f, g = features.get(a), features.get(b)
         if (a, b) in seen or f is None or g is None or not (a in focus or b in focus):
             continue
-        if not (f.memory.is_active and g.memory.is_active) or relations.linked(f.memory, g.memory):
+        if not (f.memory.is_active and g.memory.is_active) \
+                or relations.linked(f.memory, g.memory):
             continue
         if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
             continue

@@ -42,11 +42,13 @@ def _scan(repo) -> list[Conflict]:
         conn.close()
 
 
-def _pair(repo, first_at: int, second_at: int | None, second_by: str = "ann@example.com"):
+def _pair(repo, first_at: int, second_at: int | None, second_by: str = "ann@example.com",
+          second_created: str | None = "2025-06-10"):
     path, mid, title, body = OLD
     repo.add(path, mid, title, body, tags="[http]", extra="created: 2025-06-10\n")
     path2, mid2, title2, body2 = NEW
-    repo.add(path2, mid2, title2, body2, tags="[http]", extra="created: 2025-06-10\n")
+    repo.add(path2, mid2, title2, body2, tags="[http]",
+             extra=f"created: {second_created}\n" if second_created else "")
     if second_at is None:  # both in one commit
         _commit(repo, [path, path2], first_at)
     else:
@@ -67,13 +69,15 @@ def test_a_working_session_settles_its_own_contradiction(repo):
     assert "one working session" in found.description and "12 min" in found.description
 
 
-@pytest.mark.parametrize("second_at, by", [
-    (None, "ann@example.com"),  # one commit: written together, no order to read
-    (T0 + 3 * 3600, "ann@example.com"),  # hours apart: two sessions
-    (T0 + 5 * 60, "bob@example.com"),  # two people minutes apart: no conversation
+@pytest.mark.parametrize("second_at, by, created", [
+    (None, "ann@example.com", "2025-06-10"),  # one commit: written together, no order to read
+    (T0 + 3 * 3600, "ann@example.com", "2025-06-10"),  # hours apart: two sessions
+    (T0 + 5 * 60, "bob@example.com", "2025-06-10"),  # two people minutes apart: no conversation
+    (T0 + 5 * 60, "ann@example.com", "2025-06-17"),  # written a week apart, committed later
+    (T0 + 5 * 60, "ann@example.com", None),  # nothing says when it was written
 ])
-def test_what_is_not_one_working_session_stays_a_contradiction(repo, second_at, by):
-    assert _pair(repo, T0, second_at, by).type == "contradictory"
+def test_what_is_not_one_working_session_stays_a_contradiction(repo, second_at, by, created):
+    assert _pair(repo, T0, second_at, by, created).type == "contradictory"
 
 
 def test_a_later_fact_that_names_the_move_is_progression(repo):
