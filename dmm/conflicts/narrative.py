@@ -269,7 +269,7 @@ def to_conflict(finding: Finding, digests: dict[str, str], model: str, detected_
 # seeds/003 says what a reader of the story does not flag; three of its rules are about language
 # and time, not judgement, and apply to what the analyzers find: a working session's facts are
 # not held against each other, a later fact that settles an earlier one is progression, and a
-# conflict carries a yes/no question for a person.
+# conflict carries a yes/no question for a person (questions.py: read with every list).
 
 # One working session: two facts of one scope committed this close by the same author, each by
 # its own commit (seeds/003: "committed minutes apart in the same scope, evolving together"),
@@ -397,27 +397,3 @@ def _progression(c: Conflict, features: dict, thresholds: tuple[float, ...]) -> 
     c.confidence = lowered(c.confidence, thresholds)
     c.description = "progression (settled), " + c.description
     c.evidence += f" | progression: {newer.id} records the move: {sentence[:160]!r}"
-
-
-def question(c: Conflict) -> str:
-    """A yes/no question a person can answer to settle ``c``, naming what is in dispute
-    (seeds/003: "Is [specific thing] still the case?"), from its memories' titles and roles
-    alone: no model."""
-    if len(c.memories) < 2:
-        return ""
-    newer, older = c.memories[0], c.memories[1]
-    n, o = one_line(newer.title, 120), one_line(older.title, 120)
-    if c.type == "scope_overlap":
-        return (f"Should {o!r} ({older.memory_id}, {older.scope}) and {n!r} "
-                f"({newer.memory_id}, {newer.scope}) both hold, each in its scope?")
-    if c.type == "duplicate":
-        return (f"Is {o!r} ({older.memory_id}) still needed beside {n!r} "
-                f"({newer.memory_id}), which says the same?")
-    if c.type == "supersession":
-        return (f"Their supersedes links leave it open: is {o!r} ({older.memory_id}) still "
-                f"the case beside {n!r} ({newer.memory_id})?")
-    if c.type == "stale":
-        return (f"Is {o!r} ({older.memory_id}) still the case, now that {newer.memory_id} "
-                f"records a change ({n!r})?")
-    return (f"Is {o!r} ({older.memory_id}) still the case, although {newer.memory_id} says "
-            f"{n!r}?")

@@ -232,7 +232,7 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
                  key=lambda c: (-c.confidence, c.conflict_id))
     page = out[:limit] if limit else out
     if page:  # the narrative pass's question when it asked one, else the rules' (no model)
-        from dmm.conflicts.narrative import question
+        from dmm.conflicts.questions import question
 
         for c in page:
             c.question = c.question or question(c) or None

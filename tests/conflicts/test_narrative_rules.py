@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from dmm.conflicts import narrative, service
+from dmm.conflicts.questions import question
 from dmm.conflicts.model import Conflict, ConflictMemory
 from dmm.index.refresh import open_fresh
 from dmm.memory.model import Memory
@@ -158,8 +159,7 @@ def test_the_question_asks_what_each_type_leaves_open():
     new = ConflictMemory("mem_b", "project/b.md", "Use 4 spaces\x1b[2J", "project", 0.5,
                          "primary")
     old = ConflictMemory("mem_a", "global/a.md", "Use tabs", "global", 0.5, "secondary")
-    ask = {t: narrative.question(Conflict("conflict_0", t, "negation", 0.7, "", "",
-                                          [new, old]))
+    ask = {t: question(Conflict("conflict_0", t, "negation", 0.7, "", "", [new, old]))
            for t in ("contradictory", "stale", "duplicate", "scope_overlap", "supersession")}
     assert all(q.endswith("?") and "mem_a" in q and "mem_b" in q for q in ask.values())
     assert ask["scope_overlap"].startswith("Should 'Use tabs' (mem_a, global)")
@@ -169,4 +169,4 @@ def test_the_question_asks_what_each_type_leaves_open():
 
 def test_a_question_the_narrative_pass_asked_is_kept():
     c = Conflict("conflict_0", "contradictory", "narrative", 0.5, "", "", [], question="Q?")
-    assert (c.question or narrative.question(c)) == "Q?"
+    assert (c.question or question(c)) == "Q?"
