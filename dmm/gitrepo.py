@@ -385,6 +385,25 @@ class Git:
                 i += 2
         return added
 
+    def last_commits(self, paths: list[str]) -> dict[str, tuple[str, int, str]]:
+        """{path: (commit, committer time in seconds, author email) of the last commit in
+        HEAD's history that changed it}, for the repository-relative ``paths`` git knows."""
+        if not paths:
+            return {}
+        out = self.run("log", "--format=%x1e%H %ct %ae", "--name-only", "-z", "--",
+                       *paths, check=False).stdout  # pathspecs are literal (_ENV)
+        wanted, found = set(paths), {}
+        for record in out.split("\x1e")[1:]:
+            head, *names = record.split("\0")  # -z ends the header with a NUL too
+            fields = head.strip("\n").split(" ", 2)
+            if len(fields) < 3 or not fields[1].isdigit():
+                continue
+            for name in names:
+                name = name.strip("\n")
+                if name in wanted and name not in found:
+                    found[name] = (fields[0], int(fields[1]), fields[2])
+        return found
+
     def changed_paths(self, old: str, new: str) -> list[str]:
         out = self.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", old, new).stdout
         return [p for p in out.split("\0") if p]

@@ -9,7 +9,8 @@ from dmm.errors import InvalidInputError
 
 TYPES = ("contradictory", "duplicate", "supersession", "scope_overlap", "stale")
 METHODS = ("tag_overlap", "semantic_similarity", "supersession_chain", "value_change",
-           "negation", "alternatives", "temporal", "rule_extraction", "manual", "narrative")
+           "negation", "alternatives", "temporal", "co_retrieval", "rule_extraction", "manual",
+           "narrative")
 # the analyzers every scan runs (`--methods` chooses among them); rule_extraction is the
 # judge's second pass (analyzers/rule_extraction.py), manual a person's flag, narrative the
 # narrative pass (narrative.py)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from dmm.conflicts.model import Conflict, ConflictMemory, conflict_id
@@ -262,3 +263,137 @@ def to_conflict(finding: Finding, digests: dict[str, str], model: str, detected_
                     [ConflictMemory.of(b, "primary"), ConflictMemory.of(a, "secondary")],
                     detected_at=detected_at, methods=[METHOD], question=finding.question,
                     basis={m.id: digests[m.id] for m in (a, b) if m.id in digests})
+
+
+# --- The story's rules that need no model (issue 37 item 8) -----------------------------------
+# seeds/003 says what a reader of the story does not flag; three of its rules are about language
+# and time, not judgement, and apply to what the analyzers find: a working session's facts are
+# not held against each other, a later fact that settles an earlier one is progression, and a
+# conflict carries a yes/no question for a person (questions.py: read with every list).
+
+# One working session: two facts of one scope committed this close by the same author, each by
+# its own commit (seeds/003: "committed minutes apart in the same scope, evolving together"),
+# both created that day or the next (`created`: a date a week apart, or none, is no session).
+# One commit adding both is no session: the files were written together (an import, a store
+# set up at once) and their times say nothing of which came first.
+SESSION_SECONDS = 30 * 60
+# A settled change weighs this share of its confidence, never crossing a threshold it reached
+# (min_confidence, auto_min_confidence): what is reported and what `resolve --auto` does stay
+# as they were; the settled ones are listed after the questions still open.
+PROGRESSION_WEIGHT = 0.5
+_WORD = r"([^\s,.;:()\"'`]+)"
+_ART = r"(?:the\s+|an?\s+|der\s+|die\s+|das\s+|el\s+|la\s+|los\s+|las\s+)?"
+# a change that names what it left and what it moved to: "upgraded from LIKE to FTS5",
+# "replaced Jenkins with GitHub Actions", "bcrypt was replaced by Argon2id", "von X auf Y",
+# "de X a Y", "从 React 迁移到 Vue"
+MOVES = (
+    re.compile(rf"\bfrom\s+{_ART}{_WORD}(?:\s+\S+){{0,3}}?\s+(?:to|into|over to)\s+{_ART}{_WORD}",
+               re.I),
+    re.compile(rf"\breplac(?:ed|es|ing)\s+{_ART}{_WORD}(?:\s+\S+){{0,3}}?\s+(?:with|by)\s+"
+               rf"{_ART}{_WORD}", re.I),
+    re.compile(rf"{_WORD}(?:\s+\S+){{0,2}}?\s+(?:was|were|has been|have been|got|is now)\s+"
+               rf"replaced\s+(?:with|by)\s+{_ART}{_WORD}", re.I),
+    re.compile(rf"\bvon\s+{_ART}{_WORD}(?:\s+\S+){{0,3}}?\s+(?:auf|zu|nach)\s+{_ART}{_WORD}",
+               re.I),
+    re.compile(rf"\bde\s+{_ART}{_WORD}(?:\s+\S+){{0,3}}?\s+a\s+{_ART}{_WORD}", re.I),
+    re.compile(r"从\s*([^\s，。、]+?)\s*(?:迁移|升级|切换|改|换)(?:到|为|成)\s*([^\s，。、]+)"),
+)
+
+
+def _says(text: str, word: str) -> bool:
+    """Whether ``text`` writes ``word`` as a word: as it is spelt when it has capitals or
+    digits (a name: "LIKE" is not "like"), in any case otherwise."""
+    flags = 0 if word != word.lower() or any(ch.isdigit() for ch in word) else re.I
+    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text, flags) is not None
+
+
+def settles(older: Memory, newer_changes: list[str]) -> str | None:
+    """The sentence of the newer memory (its changes recorded as done, features.changes) that
+    settles what ``older`` states: it names the move from something ``older`` says to
+    something ``older`` never says. None when no sentence does."""
+    text = f"{older.title}\n{older.body}"
+    for sentence in newer_changes:
+        for pattern in MOVES:
+            for m in pattern.finditer(sentence):
+                left, right = m.group(1), m.group(2)
+                if left.lower() != right.lower() and _says(text, left) \
+                        and not _says(text, right):
+                    return sentence
+    return None
+
+
+def lowered(confidence: float, thresholds: tuple[float, ...]) -> float:
+    """``confidence`` weighed by PROGRESSION_WEIGHT, never below a threshold it reached."""
+    floor = max((t for t in thresholds if confidence >= t), default=0.0)
+    return max(floor, confidence * PROGRESSION_WEIGHT)
+
+
+def same_session(a: tuple | None, b: tuple | None) -> int | None:
+    """Minutes between two facts' commits ((commit, time, author) each) when they are one
+    working session (SESSION_SECONDS); None otherwise."""
+    if not (a and b) or a[0] == b[0] or a[2] != b[2] or abs(a[1] - b[1]) > SESSION_SECONDS:
+        return None
+    return abs(a[1] - b[1]) // 60
+
+
+def _written_together(a: str | None, b: str | None) -> bool:
+    """Whether two `created` dates (ISO) say the memories were written in one working
+    session: the same day or the next (a session that crosses midnight). Memories created a
+    week apart and committed minutes apart were written apart and committed later; without
+    both dates nothing says when they were written, and a contradiction is left to a person
+    rather than explained away."""
+    if not (a and b):
+        return False
+    try:
+        days = abs((dt.date.fromisoformat(a[:10]) - dt.date.fromisoformat(b[:10])).days)
+    except ValueError:
+        return False
+    return days <= 1
+
+
+def apply_rules(conflicts: list[Conflict], features: dict, config: dict,
+                commits=None) -> list[Conflict]:
+    """The conflicts with the story's model-free rules applied: a contradiction within one
+    scope written in one working session is the later fact settling the earlier (stale, the
+    later one primary), and a stale fact whose newer memory names the move away from it is
+    progression (its confidence lowered). ``commits(paths)``: {path: (commit, time, author)}
+    of the last commit of each memory (None: no git, no sessions)."""
+    thresholds = (config.get("min_confidence", 0.0), config.get("auto_min_confidence", 1.0))
+    pairs = [c for c in conflicts if c.type == "contradictory" and len(c.memories) == 2
+             and c.memories[0].scope == c.memories[1].scope]
+    known = commits(sorted({m.path for c in pairs for m in c.memories})) \
+        if commits and pairs else {}
+    same_scope = {id(c) for c in pairs}
+    for c in conflicts:
+        if id(c) in same_scope:
+            _session(c, known)
+        if c.type == "stale" and len(c.memories) == 2:
+            _progression(c, features, thresholds)
+    return conflicts
+
+
+def _session(c: Conflict, known: dict) -> None:
+    x, y = c.memories
+    minutes = same_session(known.get(x.path), known.get(y.path))
+    if minutes is None or not _written_together(x.created, y.created):
+        return
+    older, newer = sorted((x, y), key=lambda m: known[m.path][1])
+    older.role, newer.role = "secondary", "primary"
+    c.memories = [newer, older]
+    c.type = "stale"
+    c.description = (f"stale: one working session: {newer.title!r} ({newer.memory_id}) was "
+                     f"committed {minutes} min after {older.title!r} ({older.memory_id}) by "
+                     "the same author, and settles it; the earlier one is still active")
+    c.evidence += f" | session: committed {minutes} min apart by the same author"
+
+
+def _progression(c: Conflict, features: dict, thresholds: tuple[float, ...]) -> None:
+    newer, older = (features.get(m.memory_id) for m in c.memories)
+    if newer is None or older is None:
+        return
+    sentence = settles(older.memory, [s for s, _, _ in newer.changes])
+    if sentence is None:
+        return
+    c.confidence = lowered(c.confidence, thresholds)
+    c.description = "progression (settled), " + c.description
+    c.evidence += f" | progression: {newer.id} records the move: {sentence[:160]!r}"

@@ -19,7 +19,7 @@ from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from dmm.conflicts import sanity, store
+from dmm.conflicts import narrative, relations, sanity, store
 from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import fingerprint, registry
 from dmm.conflicts.analyzers.base import ScanContext
@@ -166,14 +166,16 @@ def nearest(features: dict[str, Features], focus: set[str], k: int) -> dict[str,
 
 def detect(features: dict[str, Features], focus: set[str], config: dict,
            analyzers: list | None = None, detected_at: str = "", judged: list | None = None,
-           ) -> tuple[list, list[sanity.Artifact]]:
+           together: dict | None = None) -> tuple[list, list[sanity.Artifact]]:
     """The conflicts among ``features`` that involve a memory of ``focus``: candidate pairs,
     every analyzer (or those given), with the judge's verdicts (``judged``: candidates of
     analyzers/rule_extraction.py) merged into one conflict per pair, less the artifacts of
     how the store is written (sanity.py), which are returned apart. Pure: no cache, no git
     (tools/eval_conflicts.py runs exactly this on the evaluation sets)."""
-    found = merge(candidates(features, focus, config, analyzers) + list(judged or ()),
+    found = merge(candidates(features, focus, config, analyzers, together)
+                  + list(judged or ()),
                   features, config["min_confidence"], detected_at)
+    found = relations.apply(found, features)  # what `related` declares (relations.py)
     store_size = max((f.corpus.n for f in features.values()), default=0)
     return sanity.check(found, store_size)
 
@@ -185,13 +187,44 @@ def _bound(f: Features, family: str) -> bool:
 
 
 def candidates(features: dict[str, Features], focus: set[str], config: dict,
-               analyzers: list | None = None) -> list:
-    """What every analyzer (or those given) finds among the candidate pairs."""
+               analyzers: list | None = None, together: dict | None = None) -> list:
+    """What every analyzer (or those given) finds among the candidate pairs, and among the
+    pairs ``together`` names (the queries often return them together:
+    analyzers/co_retrieval.py) when the co_retrieval method runs."""
     pairs = candidate_pairs(features, focus, config["pair_similarity"],
                             config["skip_ephemeral_pairs"])
-    ctx = ScanContext(features, pairs, focus, config)
     use = analyzers if analyzers is not None else list(registry().values())
+    if together and any(a.NAME == "co_retrieval" for a in use):
+        pairs = sorted(pairs + co_retrieved_pairs(features, focus, together, pairs,
+                                                  config["skip_ephemeral_pairs"]))
+    ctx = ScanContext(features, pairs, focus, config, together or {})
     return [c for analyzer in use for c in analyzer.analyze(ctx)]
+
+
+def co_retrieved_pairs(features: dict[str, Features], focus: set[str], together: dict,
+                       known: list[tuple[str, str, float]], skip_ephemeral: bool,
+                       ) -> list[tuple[str, str, float]]:
+    """The pairs of ``together`` not among the ``known`` candidate pairs, whatever their
+    similarity, that candidate_pairs would compare otherwise: both active, one in ``focus``,
+    not two ephemeral notes, not set in different contexts, not parallel documents; and no
+    link their authors wrote joins them (`supersedes`, `related`: they know of each other)."""
+    seen = {(a, b) for a, b, _ in known}
+    out = []
+    for a, b in sorted(together):
+        f, g = features.get(a), features.get(b)
+        if (a, b) in seen or f is None or g is None or not (a in focus or b in focus):
+            continue
+        if not (f.memory.is_active and g.memory.is_active) \
+                or relations.linked(f.memory, g.memory):
+            continue
+        if skip_ephemeral and f.memory.scope == "ephemeral" == g.memory.scope:
+            continue
+        if apart(f.named_contexts, g.named_contexts) or parallel(f, g):
+            continue
+        sim = cosine(f, g)
+        if sim >= NEAR_COPY or not kinds(f, g):
+            out.append((a, b, sim))
+    return out
 
 
 NEIGHBOURS = 60  # per changed memory, in an incremental scan
@@ -332,14 +365,16 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
          focus_ids: set[str] | None = None, methods: list[str] | None = None,
          progress=None, second_pass=None, loaded: tuple | None = None,
-         complete: bool = True) -> ScanResult:
+         complete: bool = True, together: dict | None = None, commits=None) -> ScanResult:
     """Scan and store the result. ``complete``: False when the scan looked at part of the
     store on request (a scope), whatever changed elsewhere: the store is not marked as
     scanned, so the next scan still looks at what changed. ``focus_ids`` limits incremental and targeted scans;
     ``progress(done, total)`` follows the reading of the memories (most of the time);
     ``second_pass``: the judge's (analyzers/rule_extraction.RuleExtraction), whose cached
     verdicts join the analyzers' candidates; ``loaded``: (features, focus) the judge's pass
-    read from this very state of the cache, not read again."""
+    read from this very state of the cache, not read again; ``together``: the pairs the
+    queries often return together (dmm.usage.together), for the co_retrieval method;
+    ``commits(paths)``: the last commit of each memory (narrative.apply_rules)."""
     started = time.perf_counter()
     started_at = now()
     analyzers = registry()
@@ -351,9 +386,13 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
         features, focus = loaded
     else:
         extra = second_pass.partners(conn, focus_ids) if second_pass else set()
+        if focus_ids is not None and together:  # the partners the queries return with them
+            extra = extra | {x for pair in together if set(pair) & focus_ids for x in pair}
         features, focus = load_features(conn, focus_ids, progress, extra)
     judged = second_pass.candidates(conn, features, focus) if second_pass else None
-    conflicts, artifacts = detect(features, focus, config, use, started_at, judged)
+    conflicts, artifacts = detect(features, focus, config, use, started_at, judged, together)
+    # the story's rules that need no model: working sessions, progression (narrative.py)
+    conflicts = narrative.apply_rules(conflicts, features, config, commits)
     scan_id = f"scan_{dt.datetime.now(dt.timezone.utc):%Y%m%d_%H%M%S}_{secrets.token_hex(2)}"
     partial = {a.NAME for a in use} if methods and set(methods) != set(analyzers) else None
     new_ids, existing = store.save(conn, conflicts, focus if scan_type != "full" else None,

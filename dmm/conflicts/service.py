@@ -82,7 +82,8 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
                 loaded = None  # the cache changed while the judge was asked: read it again
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                           progress=progress, second_pass=second,
-                          loaded=loaded[1:] if loaded else None, complete=not scopes)
+                          loaded=loaded[1:] if loaded else None, complete=not scopes,
+                          together=_together(ws, focus, methods), commits=_commits(ws))
             if methods is None and not scopes:  # up to date: the other work trees may use it
                 shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
@@ -108,6 +109,34 @@ def named_methods(names: list[str] | None, rule_extraction: bool | None,
                                     "turned off: give one of them")
         long, rule_extraction = [n for n in long if n != "rule_extraction"], True
     return list(dict.fromkeys(long)) or None, rule_extraction
+
+
+def _commits(ws: Workspace):
+    """{memory path: (commit, time, author)} of the last commit of each of the memory paths
+    given, read from git when a scan asks (narrative.apply_rules: working sessions)."""
+    def commits(paths: list[str]) -> dict:
+        from dmm.errors import GitError
+        from dmm.gitrepo import Git
+
+        root = ws.memory_dir.relative_to(ws.root).as_posix() + "/"
+        try:
+            found = Git(ws.root).last_commits([root + p for p in paths])
+        except GitError:  # no history to read (no commit yet): no session either
+            return {}
+        return {p.removeprefix(root): when for p, when in found.items()}
+    return commits
+
+
+def _together(ws: Workspace, focus: set[str] | None, methods: list[str] | None) -> dict:
+    """The pairs the clone's queries often return together (dmm.usage.together), when the
+    co_retrieval method runs and the usage log is on: with a focus, only the pairs of its
+    memories."""
+    if (methods is not None and "co_retrieval" not in methods) \
+            or not ws.config["usage"]["enabled"]:
+        return {}
+    from dmm.usage.together import co_retrieved
+
+    return co_retrieved(ws, focus)
 
 
 def _second_pass(ws: Workspace, asked: bool | None, announce, progress) -> tuple:
@@ -234,6 +263,11 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
             c.status = "in_progress"
     out = out[:limit] if limit else out
     _judge_severity(conn, out, today)
+    if out:  # the narrative pass's question when it asked one, else the rules' (no model)
+        from dmm.conflicts.questions import question
+
+        for c in out:
+            c.question = c.question or question(c) or None
     return out, total + len(extra)
 
 

@@ -54,6 +54,8 @@ class PackEntry:
                "score": round(self.score, 4), "source": self.source, "priority": m.priority,
                "confidence": m.confidence, "status": m.status, "tags": m.tags,
                "created": m.created.isoformat() if m.created else None}
+        if m.related:  # the memories its author declared related (`related`)
+            out["related"] = m.related
         if self.reason:
             out["reason"] = self.reason
         if self.evidence is not None:

@@ -39,8 +39,9 @@ def fingerprint(config: dict) -> str:
 
 
 def registry() -> dict:
-    from dmm.conflicts.analyzers import (alternatives, negation, semantic, supersession,
-                                         tag_overlap, temporal, value_change)
+    from dmm.conflicts.analyzers import (alternatives, co_retrieval, negation, semantic,
+                                         supersession, tag_overlap, temporal, value_change)
 
+    # co_retrieval reads how the store is used (the usage log), the others its text
     return {m.NAME: m for m in (supersession, semantic, value_change, negation, alternatives,
-                                temporal, tag_overlap)}
+                                temporal, tag_overlap, co_retrieval)}

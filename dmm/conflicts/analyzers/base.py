@@ -19,3 +19,5 @@ class ScanContext:
     pairs: list[tuple[str, str, float]]  # (a, b, cosine) candidate pairs of active memories
     focus: set[str]  # memory ids this scan is about (all of them for a full scan)
     config: dict = field(default_factory=dict)  # the [conflicts] section
+    # {(a, b): usage.together.Together}: pairs the queries often return together (co_retrieval)
+    together: dict = field(default_factory=dict)
