@@ -132,9 +132,11 @@ def _report(result, as_json: bool) -> None:
     where = (f"proposal {result.proposal_id} on {result.branch}" if result.proposal_id
              else f"commit {result.commit[:12]} on {result.branch}")
     message(f"{result.action_taken} {result.conflict_id}: {where}")
+    # an undo's changed files are the resolution's, put back as they were
+    changed = "restored" if result.action_taken == "undo" else "modified"
     for label, ids in (("deprecated", result.memories_deprecated),
                        ("created", result.memories_created),
-                       ("modified", result.memories_modified)):
+                       (changed, result.memories_modified)):
         for i in ids:
             message(f"  {label}: {i}")
 

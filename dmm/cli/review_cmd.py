@@ -25,11 +25,14 @@ def command() -> None:
 
 
 def _columns(when: str) -> tuple:
-    """The proposal id and the memory's path stay; the rest go on a narrow terminal."""
+    """The proposal id and the memory's path stay; the rest go on a narrow terminal. The
+    "by" column names whom it shows: the decider of a closed proposal, the proposer of an
+    open one (a list of both says so)."""
     from dmm.cli.tables import Col, short_date
 
+    by = {"decided": "decided by", "proposed": "proposed by"}.get(when, "decider/proposer")
     return (Col("id", "id"), Col("type", drop=3), Col("path", "title"), Col("status", drop=4),
-            Col("by", "text", drop=1, min=8), Col(when, short=short_date, drop=2))
+            Col(by, "text", drop=1, min=8), Col(when, short=short_date, drop=2))
 
 
 @command.command("list")

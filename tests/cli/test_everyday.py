@@ -274,3 +274,13 @@ def test_limits_and_headers_follow_one_convention(store):  # noqa: F811
     store.dmm("query", "upload size ceiling")
     rows = store.dmm("usage", "show", NEW_LIMIT, "--no-headers").stdout.splitlines()
     assert len(rows) == 1 and rows[0].startswith("project/limit_new.md\t")
+
+
+def test_review_list_names_whom_its_by_column_shows(store):
+    made = j(store.dmm("write", "deprecate", "--memory", BEANSTALK, "--reason", "old",
+                       "--json"))
+    pending = store.dmm("review", "list").stdout.splitlines()[0]
+    assert "proposed by" in pending and "decided by" not in pending
+    assert store.dmm("review", "reject", made["proposal_id"], "--reason", "no").returncode == 0
+    rejected = store.dmm("review", "list", "--status", "rejected").stdout.splitlines()[0]
+    assert "decided by" in rejected and "proposed by" not in rejected

@@ -88,7 +88,7 @@ def test_no_headers_gives_tab_separated_rows_for_scripts(listed, args):
 def test_conflicts_list_is_a_table_with_whole_titles(store):  # noqa: F811
     conflict = cid(store, OLD_LIMIT, NEW_LIMIT)
     out = store.dmm("conflicts", "list").stdout.splitlines()
-    assert out[0].split()[:4] == ["conflict", "type", "score", "status"]
+    assert out[0].split()[:5] == ["conflict", "type", "severity", "score", "status"]
     row = next(line for line in out if line.startswith(conflict))
     assert "Upload size ceiling on the gateway" in row  # whole titles, no quotes, no cut
     assert "Upload size ceiling of the gateway" in row

@@ -33,7 +33,10 @@ def test_the_newer_of_two_memories_of_one_day_is_the_one_committed_later(repo):
              f"The ceiling is 50,000,000 bytes. {UPLOAD}", tags="[uploads, limits]",
              extra="created: 2025-06-10\n")
     git(repo.root, "add", "-A")
-    git(repo.root, "commit", "-qm", "the second ceiling")
+    # another person's commit: one author's commits minutes apart are a working session
+    # (narrative.apply_rules), where the later fact settles the earlier one
+    git(repo.root, "-c", "user.name=Bea", "-c", "user.email=bea@example.com", "commit", "-qm",
+        "the second ceiling")
     steps = plan(repo)["left_for_a_person"]
     assert len(steps) == 1, steps
     assert steps[0]["recommendation"] == f"keep {SECOND} (committed later)"

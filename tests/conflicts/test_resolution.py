@@ -351,3 +351,13 @@ def test_auto_leaves_a_circle_of_three_supersessions_to_a_person(repo):
     assert plan["resolved"] == []
     circular = [s for s in plan["left_for_a_person"] if s["type"] == "supersession"]
     assert len(circular) == 1 and "circular" in circular[0]["why"]
+
+
+def test_undo_says_it_restored_the_files_it_put_back(store):
+    conflict = cid(store, OLD_LIMIT, NEW_LIMIT)
+    resolve(store, conflict, "--action", "clarify", "--reason", "first try",
+            "--clarify", f"{NEW_LIMIT}=public gateway")
+    undone = store.dmm("conflicts", "undo", conflict, "--reason", "wrong call")
+    assert undone.returncode == 0, undone.stderr
+    assert "restored: .dmm/memory/project/limit_new.md" in undone.stderr
+    assert "modified:" not in undone.stderr
