@@ -160,8 +160,15 @@ def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None
     return None
 
 
-def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
-    return {m.id: ConflictMemory.of(m, "secondary") for m in read.memories(conn)}
+def _memories(conn: sqlite3.Connection, decided: list[dict]) -> dict[str, ConflictMemory]:
+    """The memories (by id) that the decisions ``decided`` name: those alone are read."""
+    ids = sorted({i for d in decided for i in d.get("memories") or () if isinstance(i, str)})
+    found = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update((m.id, m) for m in read.memories(
+            conn, f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)))
+    return {i: ConflictMemory.of(m, "secondary") for i, m in found.items()}
 
 
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,
@@ -183,25 +190,32 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     found, total = store.query(conn, include=include, exclude=exclude, type_=type_,
                                memories=memory_ids, min_confidence=min_confidence,
                                conflict_id=conflict_id, limit=limit)
-    # decided conflicts the scan no longer reports (resolved by deprecation) or never did
-    # (flagged by hand) come from their decision records
+    extra = _undetected(conn, decided, status, memory_ids, conflict_id, type_, min_confidence)
+    # most confident first, whether detected or known from a decision (a flag is 1.00)
+    out = sorted(store.with_decisions(found, decided) + extra,
+                 key=lambda c: (-c.confidence, c.conflict_id))
+    return out[:limit] if limit else out, total + len(extra)
+
+
+def _undetected(conn: sqlite3.Connection, decided: dict[str, dict], status: str,
+                memory_ids: list[str] | None = None, conflict_id: str | None = None,
+                type_: str | None = None, min_confidence: float = 0.0) -> list[Conflict]:
+    """Decided conflicts the scan no longer reports (resolved by deprecation) or never did
+    (flagged by hand), from their decision records, filtered as ``conflicts`` filters."""
     wanted = {cid: d for cid, d in decided.items()
               if status == "all" or d.get("status") == status
               or (status == "unresolved" and d.get("status") == "flagged")}
     undetected = sorted(set(wanted) - store.detected(conn, sorted(wanted)))
     extra = []
     if undetected:
-        memories = _memories(conn)
+        memories = _memories(conn, [wanted[cid] for cid in undetected])
         for cid in undetected:
             c = store.from_decision(wanted[cid], memories)
             if (c and (not memory_ids or {m.memory_id for m in c.memories} & set(memory_ids))
                     and (not conflict_id or cid == conflict_id) and (not type_ or c.type == type_)
                     and c.confidence >= min_confidence):
                 extra.append(c)
-    # most confident first, whether detected or known from a decision (a flag is 1.00)
-    out = sorted(store.with_decisions(found, decided) + extra,
-                 key=lambda c: (-c.confidence, c.conflict_id))
-    return out[:limit] if limit else out, total + len(extra)
+    return extra
 
 
 def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> list[Conflict]:
@@ -215,14 +229,23 @@ def check(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str]) -> lis
 def stats(ws: Workspace, conn: sqlite3.Connection, scan: bool = True) -> dict:
     """Counts by type, detection method and status over every conflict `conflicts list
     --status all` shows (detected, flagged by hand, resolved): each count sums to the total.
-    ``scan``: first scan what changed (False when the caller just did)."""
-    found, _ = conflicts(ws, conn, status="all", scan=scan)
-    count = lambda key: dict(sorted(Counter(key(c) for c in found).items()))  # noqa: E731
-    return {"total": len(found), "by_type": count(lambda c: c.type),
-            "by_method": count(lambda c: c.detection_method),
-            "by_status": count(lambda c: c.status),
-            "average_confidence": round(sum(c.confidence for c in found) / len(found), 3)
-            if found else 0.0}
+    ``scan``: first scan what changed (False when the caller just did). Detected conflicts
+    are counted from the cache's index of them (no record is parsed); decided ones not
+    detected any more come from their decisions, as `conflicts list` shows them."""
+    if scan:
+        ensure_current(ws, conn)
+    decided = store.decisions(ws.conflicts_dir)
+    rows = [(cid, type_, method, confidence,
+             decided[cid]["status"] if cid in decided else "unresolved")
+            for cid, type_, method, confidence in store.ranked(conn)]
+    rows += [(c.conflict_id, c.type, c.detection_method, c.confidence, c.status)
+             for c in _undetected(conn, decided, "all")]
+    rows.sort(key=lambda r: (-r[3], r[0]))  # the order `conflicts list` sums them in
+    count = lambda i: dict(sorted(Counter(r[i] for r in rows).items()))  # noqa: E731
+    return {"total": len(rows), "by_type": count(1), "by_method": count(2),
+            "by_status": count(4),
+            "average_confidence": round(sum(r[3] for r in rows) / len(rows), 3)
+            if rows else 0.0}
 
 
 def flag(ws: Workspace, conn: sqlite3.Connection, *, ids: list[str], description: str,
