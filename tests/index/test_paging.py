@@ -143,3 +143,20 @@ def test_the_conflict_page_reads_the_index_not_the_rows():
         "EXPLAIN QUERY PLAN SELECT status, scope, count(*) FROM memories GROUP BY status, scope"))
     assert "COVERING INDEX memories_status_scope" in plan
     assert isinstance(conn, sqlite3.Connection)
+
+
+def test_usage_top_pages_in_the_order_the_whole_list_had(repo):
+    from dmm.usage.log import connect, memory_stats
+
+    conn = connect(repo.ws)
+    rows = [(f"mem_{n % 7}", f"project/m{(n * 3) % 7}.md" if n % 7 else "a.md", f"q{n}",
+             f"2026-11-0{1 + n % 9}T00:00:00+00:00", 0.5, n % 2, "retrieved")
+            for n in range(60) for _ in range(n % 4)]
+    conn.executemany("INSERT INTO memory_usage(memory_id, path, query_id, timestamp, "
+                     "relevance_score, was_included, source) VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    conn.close()
+    whole = sorted(memory_stats(repo.ws), key=lambda s: (-s["total_retrievals"], s["path"]))
+    assert len({s["total_retrievals"] for s in whole}) < len(whole)  # ties, decided by path
+    for top in (1, 3, len(whole) + 1):
+        assert memory_stats(repo.ws, top=top) == whole[:top]
+    assert memory_stats(repo.ws, top=0) == whole
