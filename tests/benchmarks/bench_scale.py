@@ -135,7 +135,8 @@ from dmm.conflicts import store
 from dmm.conflicts.model import OPEN
 from dmm.index.refresh import open_fresh
 from dmm.workspace import Workspace
-ws = Workspace(sys.argv[1])
+from pathlib import Path
+ws = Workspace(Path(sys.argv[1]))
 conn, _ = open_fresh(ws)
 closed = {c for c, d in store.decisions(ws.conflicts_dir).items() if d.get("status") not in OPEN}
 times = []
@@ -144,6 +145,35 @@ for _ in range(5):
     store.query(conn, exclude=closed, limit=50)
     times.append(time.perf_counter() - start)
 print(sorted(times)[2])
+"""
+
+# each command of READS run again inside one warm process (click's runner), and the walk of
+# the store's files alone: what a command costs beyond Python's start, its imports and the
+# freshness walk, the figures a loaded machine distorts least
+IN_PROCESS = """
+import json, os, statistics, sys, time
+from pathlib import Path
+from click.testing import CliRunner
+from dmm import store
+from dmm.cli import cli
+root = Path(sys.argv[1])
+os.chdir(root)
+out = {}
+start = time.perf_counter()
+for _ in range(3):
+    store.scan(root / ".dmm" / "memory")
+out["walk of the store's files (in process)"] = (time.perf_counter() - start) / 3
+runner = CliRunner()
+for name, args in json.loads(sys.argv[2]).items():
+    runner.invoke(cli, args)
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        result = runner.invoke(cli, args)
+        times.append(time.perf_counter() - start)
+        assert result.exit_code == 0, result.output
+    out[name + " (in process)"] = statistics.median(times)
+print(json.dumps(out))
 """
 
 READS = {  # name -> dmm arguments (each a whole process)
@@ -166,6 +196,11 @@ def measure(size: int, root: Path, python: str, runs: int, round_no: int) -> dic
         got[name] = [run([*dmm, *args], root)["wall"] for _ in range(runs)]
     got["conflict query (in process)"] = [float(run(
         [python, "-c", CONFLICT_QUERY, str(root)], root)["out"])]
+    warm = {name: args for name, args in READS.items() if name != "query"}
+    for name, value in json.loads(run([python, "-c", IN_PROCESS, str(root), json.dumps(warm)],
+                                      root)["out"]).items():
+        got[name] = [value]
+    got["python -c pass"] = [run([python, "-c", "pass"], root)["wall"] for _ in range(runs)]
     for i in range(max(1, runs // 2)):
         change_one(root, round_no * 100 + i)
         time.sleep(0.05)
