@@ -175,3 +175,26 @@ def say_history_gap(git) -> None:
     gap = history_gap(git)
     if gap:
         message(f"warning: {gap}")
+
+
+def emit_json_stream(before: dict, key: str, items, after: Callable[[], dict]) -> None:
+    """emit_json({**before, key: list(items), **after()}) written as the items come: the
+    same text, byte for byte, without holding every item (or all their text) at once. The
+    list is the last thing asked of the store, so ``after`` (a count, say) is called once
+    ``items`` is spent."""
+    def out(text: str) -> None:
+        click.echo(text, nl=False)
+
+    head = to_json(before).rstrip("\n")
+    out((head[:-1].rstrip() + ",\n" if before else "{\n") + f"  {to_json(key).strip()}: [")
+    chunk, first = [], True
+    for item in items:
+        text = to_json(item).rstrip("\n").replace("\n", "\n    ")
+        chunk.append(("\n    " if first else ",\n    ") + text)
+        first = False
+        if len(chunk) >= 200:  # a write per 200 items: fewer calls, memory stays small
+            out("".join(chunk))
+            chunk = []
+    out("".join(chunk) + ("]" if first else "\n  ]"))
+    tail = to_json(after()).rstrip("\n")
+    out((",\n" + tail[2:] if tail != "{}" else "\n}") + "\n")

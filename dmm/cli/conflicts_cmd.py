@@ -244,9 +244,11 @@ def list_cmd(ctx, status, type_, memory, min_confidence, old_min, scopes, sort, 
     min_confidence = old_min if old_min is not None else min_confidence
     ws, conn = open_index(ctx)
     try:
+        # in the service's order (the default) a page is read from the index alone
+        page = limit if sort == "score" and not reverse else None
         chosen, total = conflicts(ws, conn, memory_ids(ws, conn, [memory]) if memory else None,
                                   status=status, type_=type_, min_confidence=min_confidence,
-                                  scopes=list(scopes) or None)
+                                  scopes=list(scopes) or None, limit=page)
         chosen = _sorted(chosen, sort, reverse)[:limit or None]
         summary = stats(ws, conn, scan=False) if as_json else None  # list just scanned
     finally:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from dmm.cli.common import WHEN, emit_json, json_option, message, workspace
+from dmm.cli.common import (WHEN, emit_json, emit_json_stream, json_option, message,
+                             workspace)
 from dmm.cli.tables import Col
 from dmm.cli.terminal import no_headers_option, paged, table
 from dmm.memory.model import SCOPES
@@ -66,16 +67,29 @@ def command(ctx, scopes, tags, words, status, under, older_than, newer_than, sor
         given, under = under, ws.memory_relpath(under)  # as every option naming memories
         if not (ws.memory_dir / under).is_dir():  # a typo lists nothing: say so, as validate
             raise missing_path(ws, given, under)
+    tags = [t.strip() for tag in tags for t in tag.split(",") if t.strip()]
+    chosen = Selection(list(scopes), tags, status, under, older_than, newer_than, sort,
+                       reverse, list(words))
     conn, _ = open_fresh(ws)
     try:
-        tags = [t.strip() for tag in tags for t in tag.split(",") if t.strip()]
-        shown, total = read.listing(conn, Selection(list(scopes), tags, status, under,
-                                                    older_than, newer_than, sort, reverse,
-                                                    list(words)), limit)
-        empty_store = not total and not read.counts(conn).get("total")
         # a file with errors has no fields to filter on but its folder (its scope's)
         invalid = [p for p in read.invalid_paths(conn, under)
                    if not scopes or p.split("/")[0] in scopes]
+        if as_json and limit is None:  # all of them: written as they are read
+            _say_invalid(invalid)
+            streamed = 0
+
+            def records():
+                nonlocal streamed
+                for m in read.iter_listing(conn, chosen):
+                    streamed += 1
+                    yield memory_record(m, content=False)
+
+            emit_json_stream({}, "memories", records(),
+                             lambda: {"total": streamed, "invalid": invalid})
+            return 0
+        shown, total = read.listing(conn, chosen, limit)
+        empty_store = not total and not read.counts(conn).get("total")
     finally:
         conn.close()
     _say_invalid(invalid)

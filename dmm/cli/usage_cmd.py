@@ -97,8 +97,7 @@ def top_cmd(ctx, limit, no_headers, as_json) -> int:
     from dmm.usage.log import memory_stats
 
     ws = workspace(ctx)
-    stats = sorted(memory_stats(ws),
-                   key=lambda s: (-s["total_retrievals"], s["path"]))[:limit or None]
+    stats = memory_stats(ws, top=limit or 0)  # the most retrieved first, a page in SQL
     if as_json:
         emit_json({"memories": stats, "total": len(stats)})
     elif stats:

@@ -217,8 +217,15 @@ def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None
     return None
 
 
-def _memories(conn: sqlite3.Connection) -> dict[str, ConflictMemory]:
-    return {m.id: ConflictMemory.of(m, "secondary") for m in read.memories(conn)}
+def _memories(conn: sqlite3.Connection, decided: list[dict]) -> dict[str, ConflictMemory]:
+    """The memories (by id) that the decisions ``decided`` name: those alone are read."""
+    ids = sorted({i for d in decided for i in d.get("memories") or () if isinstance(i, str)})
+    found = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        found.update((m.id, m) for m in read.memories(
+            conn, f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)))
+    return {i: ConflictMemory.of(m, "secondary") for i, m in found.items()}
 
 
 def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | None = None,
@@ -250,7 +257,7 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     undetected = sorted(wanted - store.detected(conn, sorted(wanted)))
     extra = []
     if undetected:
-        memories = _memories(conn)
+        memories = _memories(conn, [decided[cid] for cid in undetected])
         rebuilt = (store.from_decision(decided[cid], memories, today.isoformat())
                    for cid in undetected)
         extra = [c for c in rebuilt if c and _matches(c, memory_ids, scopes, conflict_id,

@@ -340,13 +340,31 @@ def query(conn: sqlite3.Connection, *, include: set[str] | None = None,
         args += sorted(exclude)
     sql_where = " AND ".join(where)
     total = conn.execute(f"SELECT count(*) FROM conflicts WHERE {sql_where}", args).fetchone()[0]
-    sql = (f"SELECT record, scan_id FROM conflicts WHERE {sql_where} "
+    if limit:  # records carry the scan_id of the scan that stored them
+        return _page(conn, sql_where, args, int(limit)), total
+    sql = (f"SELECT record FROM conflicts WHERE {sql_where} "
            "ORDER BY confidence DESC, conflict_id")
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    found = []
-    for record, scan_id in conn.execute(sql, args):
-        c = from_dict(_cached_json(record))
-        c.scan_id = c.scan_id or scan_id  # rows stored before records carried it
-        found.append(c)
-    return found, total
+    return [from_dict(_cached_json(r[0])) for r in conn.execute(sql, args)], total
+
+
+def _page(conn: sqlite3.Connection, where: str, args: list, limit: int) -> list[Conflict]:
+    """The first ``limit`` conflicts matching ``where`` in the order lists show them (their
+    score as recorded, rounded to 3 places, then their id), read from the conflicts_rank
+    index: the page's rows, those that round to the same score as its last, and no other
+    record. The index orders by the unrounded score; rounding never reorders two scores,
+    only makes them equal, so only the page's last score can take in rows from beyond it."""
+    ranked = f"SELECT conflict_id, confidence FROM conflicts WHERE {where}"
+    top = conn.execute(f"{ranked} ORDER BY confidence DESC, conflict_id LIMIT ?",
+                       (*args, limit)).fetchall()
+    if len(top) == limit:  # the page again, with every row that may round to its last score
+        top = conn.execute(f"{ranked} AND confidence >= ?",
+                           (*args, round(top[-1][1], 3) - 0.001)).fetchall()
+    chosen = sorted(top, key=lambda r: (-round(r[1], 3), r[0]))[:limit]
+    records = {}
+    ids = [cid for cid, _ in chosen]
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        records.update(conn.execute(f"SELECT conflict_id, record FROM conflicts WHERE "
+                                    f"conflict_id IN ({','.join('?' * len(chunk))})", chunk))
+    return [from_dict(_cached_json(records[cid])) for cid in ids]
+

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from dmm.memory import Memory, Problem
 from dmm.render import count
@@ -130,22 +131,112 @@ def invalid_paths(conn: sqlite3.Connection, under: str = "") -> list[str]:
 
 
 def counts(conn: sqlite3.Connection) -> dict:
-    """Memories by scope and by status, for `dmm status`."""
-    by_scope = dict(conn.execute("SELECT scope, count(*) FROM memories GROUP BY scope"))
-    active = dict(conn.execute("SELECT scope, count(*) FROM memories WHERE status = 'active' "
-                               "GROUP BY scope"))
-    by_status = dict(conn.execute("SELECT status, count(*) FROM memories GROUP BY status"))
-    total = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-    return {"total": total, "by_scope": by_scope, "active_by_scope": active,
-            "by_status": by_status}
+    """Memories by scope and by status, for `dmm status`: one pass over the (status, scope)
+    index, not over the rows."""
+    by_scope: dict[str, int] = {}
+    active: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    for status, scope, n in conn.execute(
+            "SELECT status, scope, count(*) FROM memories "
+            "GROUP BY status, scope"):
+        by_scope[scope] = by_scope.get(scope, 0) + n
+        by_status[status] = by_status.get(status, 0) + n
+        if status == "active":
+            active[scope] = n
+    return {"total": sum(by_status.values()), "by_scope": dict(sorted(by_scope.items())),
+            "active_by_scope": dict(sorted(active.items())),
+            "by_status": dict(sorted(by_status.items()))}
 
 
 def listing(conn: sqlite3.Connection, selection: Selection, limit: int | None = None,
-            ) -> tuple[list[Memory], int]:
+            today: dt.date | None = None) -> tuple[list[Memory], int]:
     """The memories ``selection`` chooses, in its order (`dmm list`, the MCP `memory_list`,
-    `GET /memories`); (at most ``limit`` of them, how many it chooses)."""
+    `GET /memories`); (at most ``limit`` of them, how many it chooses).
+
+    Status, scope, folder and age are filters of the query and the order is its ORDER BY, so
+    a page costs its rows plus one count (both in SQLite's C, over narrow rows), not a Memory
+    per memory of the store. Tags (compared in Python's case) and words (in the bodies) are
+    checked on the rows the query gives, which then all have to be read for the count."""
+    sql, args, exact = _listing_query(selection, today)
+    if exact:
+        total = conn.execute(f"SELECT count(*) FROM memories m {sql[0]}", args).fetchone()[0]
+        page = conn.execute(f"{sql[1]} LIMIT ?", (*args, -1 if limit is None else limit))
+        return [to_memory(row) for row in page], total
+    shown, total = [], 0
+    for memory in _checked(conn.execute(sql[1], args), selection, today):
+        total += 1
+        if limit is None or len(shown) < limit:
+            shown.append(memory)
+    return shown, total
+
+
+def iter_listing(conn: sqlite3.Connection, selection: Selection,
+                 today: dt.date | None = None) -> Iterator[Memory]:
+    """Every memory ``selection`` chooses, in its order, one at a time (`dmm list --json`
+    streams them: the first is written before the last is read)."""
+    sql, args, exact = _listing_query(selection, today)
+    rows = conn.execute(sql[1], args)
+    return (to_memory(row) for row in rows) if exact else _checked(rows, selection, today)
+
+
+def _checked(rows: Iterator[tuple], selection: Selection,
+             today: dt.date | None) -> Iterator[Memory]:
+    """The memories of ``rows`` whose tags and words match (what SQL cannot decide exactly:
+    Python's case rules, words anywhere in the text)."""
     from dmm.memory.select import select
 
-    # the bodies (most of the cache's bytes) only when --grep looks into them
-    chosen = select(memories(conn, bodies=bool(selection.words)), selection)
-    return (chosen[:limit] if limit else chosen), len(chosen)
+    for row in rows:
+        memory = to_memory(row)
+        if select([memory], selection, today):  # the rule of everywhere else, row by row
+            yield memory
+
+
+# a tag made of these characters can be looked for in the tags' JSON text by LIKE (ASCII
+# case-insensitive) without missing a match: no JSON escapes, and no 'k', which the Kelvin
+# sign (U+212A) lowers to in Python
+_LIKE_SAFE_TAG = re.compile(r"[a-jl-z0-9 ._/:+-]+", re.ASCII)
+
+
+def _listing_query(s: Selection, today: dt.date | None) -> tuple[tuple[str, str], list, bool]:
+    """((WHERE clause, whole SELECT with ORDER BY), its arguments, whether the query alone
+    decides: False when tags or words must still be checked row by row)."""
+    from dmm.memory.select import SORTS
+
+    today = today or dt.date.today()
+    where, args = [], []
+    active = "(m.status = 'active' AND m.confidence != 'deprecated')"  # Memory.is_active
+    if s.status != "all":
+        where.append(active if s.status == "active" else f"NOT {active}")
+    if s.scopes:
+        where.append(f"m.scope IN ({','.join('?' * len(s.scopes))})")
+        args += list(s.scopes)
+    prefix = s.under.strip("/")
+    if prefix:  # the folder itself or below it: a range of the path index ('0' follows '/')
+        where.append("(m.path = ? OR (m.path >= ? AND m.path < ?))")
+        args += [prefix, prefix + "/", prefix + "0"]
+    for days, op in ((s.older_than, "<"), (s.newer_than, ">")):
+        if days is not None:  # more (fewer) whole days old than ``days``: created before (after)
+            where.append(f"m.created {op} ?")
+            args.append(_days_before(today, days))
+    for tag in s.tags:
+        if _LIKE_SAFE_TAG.fullmatch(tag.lower()):  # narrows; the row check decides
+            where.append("m.tags LIKE ? ESCAPE '\\'")
+            args.append("%" + re.sub(r"([%_\\])", r"\\\1", tag.lower()) + "%")
+    clause = ("WHERE " + " AND ".join(where)) if where else ""
+    if s.sort not in SORTS:
+        raise ValueError(f"unknown sort {s.sort!r}")
+    # select() sorts the rows with a value, then those without (`created` only), each in path
+    # order among equals (a stable sort of rows read in path order)
+    order = (f"m.{s.sort} IS NULL, m.{s.sort}{' DESC' if s.reverse else ''}"
+             + (", m.path" if s.sort != "path" else ""))
+    select_sql = (f"SELECT {COLUMNS} FROM {FROM} {clause} ORDER BY {order}" if s.words else
+                  f"SELECT {NO_BODY} FROM memories m {clause} ORDER BY {order}")
+    return (clause, select_sql), args, not s.tags and not any(w.strip() for w in s.words)
+
+
+def _days_before(today: dt.date, days: int) -> str:
+    """The ISO date ``days`` before ``today`` (the earliest date for more days than that)."""
+    try:
+        return (today - dt.timedelta(days=days)).isoformat()
+    except OverflowError:
+        return dt.date.min.isoformat()

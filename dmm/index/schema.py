@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 DDL = """
 CREATE TABLE memories (
@@ -77,4 +77,10 @@ CREATE INDEX verdicts_second_id ON verdicts(second_id);
 -- files: marshal of {path: (size, mtime_ns)} for every file seen under .dmm/memory/, valid or
 -- not; mtime -1 forces a re-read (the file changed too recently to trust its mtime).
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+-- what listings page by (docs/performance.md, "Listings at scale"): a page of conflicts, most
+-- confident first, and their counts read this index, never the wide rows; `dmm status` counts
+-- memories by status and scope from the second; the third finds the expired ones
+CREATE INDEX conflicts_rank ON conflicts(confidence DESC, conflict_id, type, detection_method);
+CREATE INDEX memories_status_scope ON memories(status, scope);
+CREATE INDEX memories_expires ON memories(expires) WHERE expires IS NOT NULL;
 """

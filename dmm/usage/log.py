@@ -120,11 +120,18 @@ STATS_SQL = """
     FROM memory_usage {where} GROUP BY memory_id"""
 
 
-def memory_stats(ws, memory_id: str | None = None) -> list[dict]:
+def memory_stats(ws, memory_id: str | None = None, top: int | None = None) -> list[dict]:
+    """Usage statistics per memory (of one, with ``memory_id``). ``top``: the most retrieved
+    first (ties by path), at most ``top`` of them (0: all): ordered and cut in SQL, so only
+    the rows shown become dicts."""
     conn = connect(ws)
     try:
         where, args = ("WHERE memory_id = ?", (memory_id,)) if memory_id else ("", ())
-        rows = conn.execute(STATS_SQL.format(where=where), args).fetchall()
+        sql = STATS_SQL.format(where=where)
+        if top is not None:
+            sql += " ORDER BY count(*) DESC, max(path) LIMIT ?"
+            args = (*args, top or -1)
+        rows = conn.execute(sql, args).fetchall()
     finally:
         conn.close()
     today = dt.datetime.now(dt.timezone.utc)
