@@ -70,6 +70,17 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
                           limit=service.resident_limit(ws))
 
 
+def warm(ws: Workspace) -> None:
+    """Bring the cache of ``ws`` up to date and, in a long-lived process, its postings into
+    memory (query/resident.py), so that the first query waits for neither."""
+    conn = open_fresh(ws)[0]
+    try:
+        with db.snapshot(conn):
+            _resident(ws, conn)
+    finally:
+        conn.close()
+
+
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                 scopes: tuple[str, ...] = (), tags: tuple[str, ...] = (),
                 all_tags: tuple[str, ...] = (), exclude_ephemeral: bool = False,
