@@ -11,7 +11,10 @@ flock on ``semantic.lock`` for its whole life, and a second one started meanwhil
 holds nothing git lacks: every answer is computed from the memory files as the CLI would. It
 exits after ``semantic.idle_minutes`` without a request, when its socket is removed or replaced,
 when the cache folder goes away, and when a client of another dmm version asks it something
-(that client then starts a new one). Protocol: one JSON request line, one JSON answer.
+(that client then starts a new one). With the model off (its environment's DMM_SEMANTIC, or
+the work tree's settings) it ranks by words, from postings it keeps in memory (issue 39). As it
+starts it warms the cache and those postings, then runs the conflict scans of ``[scan]``
+(dmm/conflicts/schedule.py). Protocol: one JSON request line, one JSON answer.
 A connection that sends no request within READ_TIMEOUT_S is closed, and at most
 MAX_CONNECTIONS are served at once (one thread each; more are answered "busy" at once): idle
 connections cannot pile up threads.
@@ -172,6 +175,7 @@ class Daemon:
         return bool(ws.config["semantic"]["enabled"]) and model.unavailable() is None
 
     def _warm(self, ws) -> None:
+        from dmm.conflicts.schedule import Schedule
         from dmm.query.run import warm
 
         try:
@@ -179,6 +183,9 @@ class Daemon:
         except Exception as exc:  # noqa: BLE001 - the first query reads what it needs
             print(f"dmm: warming the cache failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr, flush=True)
+        # then the scans of [scan] (conflicts/schedule.py), when no request is being served
+        Schedule(ws.root, self.stopping,
+                 idle=lambda: time.monotonic() - self.last_request).start()
 
     def stop(self) -> None:
         if not self.stopping.is_set():
