@@ -70,6 +70,30 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
                           limit=service.resident_limit(ws))
 
 
+# a long-lived process: state folder -> (cache generation, when) another work tree's scan was
+# looked for
+_ADOPTION_TRIED: dict = {}
+ADOPTION_RETRY_S = 60.0
+
+
+def _adoption_untried(ws: Workspace, conn: sqlite3.Connection) -> bool:
+    """Whether to look for another work tree's scan of these memories: in a short command,
+    always; in a long-lived process once per state of the cache and minute (naming the result
+    hashes every memory's digest: 0.5 s a query at 50,000 memories never scanned)."""
+    from dmm.semantic import service
+
+    if not service.enabled():
+        return True
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    generation, now = (row[0] if row else None), time.monotonic()
+    tried = _ADOPTION_TRIED.get(ws.state_dir)
+    if generation is not None and tried is not None and tried[0] == generation and \
+            now - tried[1] < ADOPTION_RETRY_S:
+        return False
+    _ADOPTION_TRIED[ws.state_dir] = (generation, now)
+    return True
+
+
 def warm(ws: Workspace) -> None:
     """Bring the cache of ``ws`` up to date and, in a long-lived process, its postings into
     memory (query/resident.py), so that the first query waits for neither."""
@@ -115,7 +139,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)
         if how is None and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
-                                          ).fetchone():
+                                          ).fetchone() and _adoption_untried(ws, conn):
             # a linked work tree: another one may have scanned these very memories
             from dmm.conflicts.service import adopt
 

@@ -175,11 +175,15 @@ class Daemon:
         return bool(ws.config["semantic"]["enabled"]) and model.unavailable() is None
 
     def _warm(self, ws) -> None:
+        from dmm.agents.hook import baseline_from_files
         from dmm.conflicts.schedule import Schedule
         from dmm.query.run import warm
 
         try:
             warm(ws)
+            # the text a hook answers when it has no pack in time, kept in the state folder:
+            # a cold hook then reads it at once rather than parse every baseline file
+            baseline_from_files(ws)
         except Exception as exc:  # noqa: BLE001 - the first query reads what it needs
             print(f"dmm: warming the cache failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr, flush=True)
