@@ -23,6 +23,9 @@ FIRST_BUILD_WAIT_S = 0.5  # what a query waits for another dmm's first build, at
 FIRST_BUILD_NOTE = ("the memory index is being built for the first time (another dmm is "
                     "reading every memory file): only the baseline memories, read from their "
                     "files; ask again in a moment")
+HELD = "held"  # another dmm kept the cache locked past the wait: baseline only
+HELD_NOTE = ("another dmm holds the memory index (a first build or a reindex writing it): "
+             "only the baseline memories, read from their files; ask again in a moment")
 
 
 def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
@@ -48,9 +51,13 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
     try:
         return open_fresh(ws)[0], None
     except (BusyError, sqlite3.OperationalError) as exc:
-        if not db.is_impatient() or (isinstance(exc, sqlite3.OperationalError)
-                                     and not db.busy(exc)):
+        if isinstance(exc, sqlite3.OperationalError) and not db.busy(exc):
             raise
+        if not db.is_impatient():
+            # locked past the busy timeout: a first build whose large transaction locks the
+            # file (so ever_filled could not tell), or a reindex. An agent's tool call gets the
+            # baseline and a note rather than an error it cannot act on (issue 36)
+            return baseline_only(ws), HELD
     return db.connect(ws.state_dir), STALE  # a BusyError here: not even readable now
 
 
@@ -133,8 +140,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
     try:
         from dmm.semantic import service  # light: the model loads only in long-lived processes
 
-        if how == FIRST_BUILD:  # nothing to rank but the baseline, nothing to keep from it
-            index, note = None, FIRST_BUILD_NOTE
+        if how in (FIRST_BUILD, HELD):  # nothing to rank but the baseline, nothing to keep
+            index, note = None, FIRST_BUILD_NOTE if how == FIRST_BUILD else HELD_NOTE
         else:
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)
@@ -154,7 +161,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             opts.with_baseline = for_model != "prompt"
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
-                              resident=None if how == FIRST_BUILD else _resident(ws, conn))
+                              resident=None if how in (FIRST_BUILD, HELD)
+                              else _resident(ws, conn))
         if db.FALLBACK_REASON and not conn.execute(
                 "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
             # no cache can keep a scan here (a read-only store): check the pack's own
