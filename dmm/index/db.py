@@ -211,6 +211,12 @@ def ever_filled(state_dir: Path) -> bool:
     waits, never creates it): false for a new clone or work tree, whose first refresh reads
     every memory file, and while that first refresh is under way (it commits once); true
     when a lock keeps it from being read (it cannot tell)."""
+    return filled_state(state_dir) is not False
+
+
+def filled_state(state_dir: Path) -> bool | None:
+    """``ever_filled``, but None when a lock keeps the cache from being read (a first build
+    whose large transaction locks the file, a reindex): the caller decides what that means."""
     path = state_dir / DB_NAME
     if path in _FILLED:
         return True  # a long-lived process asks on every query: one look is enough
@@ -226,9 +232,8 @@ def ever_filled(state_dir: Path) -> bool:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        # locked (an exclusive transaction): cannot tell, so not taken for a first build
-        # (the caller then meets the lock as any command does); else unreadable: not filled
-        return busy(exc)
+        # locked (an exclusive transaction): cannot tell (None); else unreadable: not filled
+        return None if busy(exc) else False
     if filled:
         _FILLED.add(path)
     return filled is not None

@@ -38,7 +38,11 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
 
     # a hook (impatient) has less than a second in all: it does not wait at all
     deadline = time.monotonic() + (0.0 if db.is_impatient() else FIRST_BUILD_WAIT_S)
-    while db.usable(ws.state_dir) and not db.ever_filled(ws.state_dir):
+    # filled: False for a first build, None while the file is locked (a first build whose
+    # large transaction locks it, or a reindex: either may last seconds; a hook says so in
+    # its one line instead), True otherwise
+    while db.usable(ws.state_dir) and ((filled := db.filled_state(ws.state_dir)) is False or
+                                       (filled is None and not db.is_impatient())):
         try:
             with db.impatient():  # the first build: done here when no one else is at it
                 return open_fresh(ws)[0], None
@@ -46,7 +50,7 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
             if isinstance(exc, sqlite3.OperationalError) and not db.busy(exc):
                 raise
         if time.monotonic() >= deadline:  # a long build (thousands of files): not waited for
-            return baseline_only(ws), FIRST_BUILD
+            return baseline_only(ws), FIRST_BUILD if filled is False else HELD
         time.sleep(0.02)  # a small store's first build ends within the wait
     try:
         return open_fresh(ws)[0], None
