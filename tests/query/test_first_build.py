@@ -115,3 +115,27 @@ def test_a_query_meeting_a_cache_locked_past_its_wait_answers_the_baseline(fresh
         holder.close()
     pack = memory_pack(ws, "gateway upload size ceiling")
     assert HELD_NOTE not in pack.notes and pack.retrieved
+
+
+def test_a_hooks_impatience_stays_in_its_own_thread():
+    """The background process answers a hook and a query in two threads at once: the hook's
+    impatience (never wait for a lock) must not make the query fail on a lock it would have
+    waited for ("the dmm cache is locked by another process", the first-minute benchmark)."""
+    entered, release = threading.Event(), threading.Event()
+
+    def hook() -> None:
+        with db.impatient():
+            entered.set()
+            release.wait(30)
+
+    worker = threading.Thread(target=hook, daemon=True)
+    worker.start()
+    try:
+        assert entered.wait(30)
+        assert not db.is_impatient() and db.busy_timeout() == db.BUSY_TIMEOUT_S
+    finally:
+        release.set()
+        worker.join(30)
+    with db.impatient():
+        assert db.is_impatient()
+    assert not db.is_impatient()
