@@ -169,3 +169,23 @@ def test_a_small_store_with_the_model_off_answers_its_hooks_itself(store):
                  {**OFF, "DMM_SEMANTIC_IDLE_S": "4"})
     assert PROJECT in pack and BASELINE in pack  # the session's start delivered nothing
     assert _pid(store.root) is None
+
+
+def test_a_process_started_without_the_model_is_replaced_when_meaning_is_asked(store,
+                                                                               monkeypatch):
+    """Started by a shell with DMM_SEMANTIC=off, it never loads the model; a client that wants
+    meaning (the layer on) makes it exit and starts one that ranks by meaning."""
+    from dmm.semantic import model
+
+    monkeypatch.setenv("DMM_SEMANTIC", "on")
+    if model.unavailable():
+        pytest.skip(model.unavailable())
+    _query(store, LARGE)
+    old = _wait_for(lambda: _pid(store.root))
+    assert old is not None
+    pack = _query(store, {"DMM_SEMANTIC": "on", "DMM_SEMANTIC_WAIT_S": "60",
+                          "DMM_SEMANTIC_IDLE_S": "4"})
+    assert pack["stats"]["ranking"] == "words+meaning", pack["stats"]
+    assert _gone(old)
+    new = _wait_for(lambda: _pid(store.root))
+    assert new is not None and new != old
