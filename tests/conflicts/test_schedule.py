@@ -156,3 +156,27 @@ def _stop(repo) -> None:
                    start_if_absent=False)
     except client.Unavailable:
         pass  # not running
+
+
+@pytest.mark.slow
+def test_dmm_serve_runs_the_schedule(repo, monkeypatch):
+    """`dmm serve` scans the never-scanned store as it starts (scan_at_startup), once no
+    request is being answered."""
+    from tests.agents.server import Server
+
+    _pair(repo)
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "pair")
+    _settings(repo, "[scan]\nperiodic_enabled = false\nscan_at_startup = true\n")
+    monkeypatch.setenv(schedule.QUIET_ENV, "0")
+    server = Server(repo.root)
+    try:
+        deadline = time.monotonic() + 60
+        while not _scans(repo) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _scans(repo), "dmm serve did not scan"
+        status, listed = server.get("/conflicts")
+        assert status == 200 and listed["total"] == 1, listed
+    finally:
+        server.proc.terminate()
+        server.proc.wait(30)
