@@ -93,6 +93,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "use_rule_extraction": False,  # every scan judges (the hooks' too), not only on request
         "use_llm_validation": False,  # the seed's name for turning the judge on for reviews
     },
+    "scan": {  # conflict scans on a schedule (seed 000 ScanConfig; docs/conflicts.md)
+        # the long-lived processes (the background process, `dmm serve`) scan the whole
+        # store again when its last full scan is older than periodic_interval_hours
+        "periodic_enabled": True,
+        "periodic_interval_hours": 24,
+        "scan_at_startup": True,  # they bring the scan up to date as they start
+        "incremental_on_commit": True,  # git's post-commit hook scans what the commit changed
+    },
 }
 
 # The seed's names for [judge] settings (PRD 001 section 6): read as the settings they name.
@@ -119,6 +127,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "judge.max_pairs": (0, 1_000_000),
     "judge.max_tokens": (0, 1_000_000_000),
     "judge.k": (1, 50),
+    "scan.periodic_interval_hours": (1, 8760),
 }
 _SHARES = (0.0, 1.0)  # every other numeric setting is a share, a similarity or a confidence
 MAX_BYTES = 1024 * 1024  # a settings file is a few KB; a larger one is not dmm's

@@ -73,13 +73,13 @@ def pack(ws: Workspace, task: str, *, budget: int | None = None, scopes=(), tags
 def show(ws: Workspace, key: str) -> dict:
     """One memory by id or path (`dmm show --json`)."""
     from dmm.lookup import find_memory, memory_record
-    from dmm.query.run import FIRST_BUILD, open_cache
+    from dmm.query.run import FIRST_BUILD, HELD, open_cache
 
     conn, how = open_cache(ws)  # while another dmm builds it first: the baseline alone
     try:
         return memory_record(*find_memory(ws, conn, key))
     except NotFoundError:
-        if how != FIRST_BUILD:
+        if how not in (FIRST_BUILD, HELD):
             raise
     finally:
         conn.close()

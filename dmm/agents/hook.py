@@ -22,6 +22,21 @@ NO_PACK = "(dmm: no memory pack this time: "  # how every line that carries no p
 BUSY = (NO_PACK + "another dmm holds the cache (a reindex or a scan); the next prompt gets "
         "one)\n")
 DEADLINE_S = 0.9  # a hook answers within this, whatever holds the cache (DMM_HOOK_DEADLINE_MS)
+STARTING = (NO_PACK + "the background process that keeps this large store's index in memory "
+            "is getting ready; the next prompt gets one)\n")
+
+
+def by_itself(ws: Workspace, event: str, payload: dict) -> str:
+    """The hook's answer when the repository's background process gave none: made here for a
+    small store; for a large one (semantic/client.large: ranking it from SQLite takes a short
+    process most of its deadline, 1-2 s at 10,000 memories on a busy machine) one line at
+    once, which ``Fallback`` turns into the baseline when the session is owed it, leaving the
+    machine to the process that is warming up for the next prompt."""
+    from dmm.semantic import client
+
+    if ws.config["semantic"]["background"] and client.large(ws):
+        return STARTING
+    return context_for(ws, event, payload)
 
 
 def context_for(ws: Workspace, event: str, payload: dict) -> str:

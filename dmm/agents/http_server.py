@@ -21,6 +21,7 @@ IO boundary: sockets (through uvicorn and asyncio).
 from __future__ import annotations
 
 import resource
+import time
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -106,6 +107,11 @@ class InFlight:
 
     def __init__(self, app, limit: int = MAX_IN_FLIGHT):
         self.app, self.limit, self.running = app, limit, 0
+        self.last = time.monotonic()  # when a request last came or went
+
+    def idle(self) -> float:
+        """Seconds without a request (0 while one is answered): a scheduled scan waits."""
+        return 0.0 if self.running else time.monotonic() - self.last
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -118,7 +124,9 @@ class InFlight:
             await send({"type": "http.response.body", "body": body})
             return None
         self.running += 1
+        self.last = time.monotonic()
         try:
             return await self.app(scope, receive, send)
         finally:
             self.running -= 1
+            self.last = time.monotonic()

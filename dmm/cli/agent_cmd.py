@@ -118,7 +118,7 @@ def hook_cmd(ctx, event) -> int:
     import threading
     from pathlib import Path
 
-    from dmm.agents.hook import Fallback, context_for, read_payload
+    from dmm.agents.hook import Fallback, by_itself, read_payload
 
     fallback: list = []  # the baseline from files, once the repository is known
     printing = _watchdog(fallback)
@@ -142,7 +142,7 @@ def hook_cmd(ctx, event) -> int:
         answer, _note = via_background(
             ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
             start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)
-        text = answer["out"] if answer is not None else context_for(ws, event, payload)
+        text = answer["out"] if answer is not None else by_itself(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         text = f"(dmm: no memory pack this time: {detail})\n"

@@ -109,9 +109,13 @@ def run_cmd(ctx, hook, args) -> int:
         from dmm.hooks.run import run
 
         os.environ.pop("GIT_INDEX_FILE", None)
-        notice = run(workspace(ctx, repair=False))  # a hook never writes git's index
+        ws = workspace(ctx, repair=False)
+        notice = run(ws)  # a hook never writes git's index
         if notice:
             click.echo(notice, err=True)
+        from dmm.semantic.client import warm
+
+        warm(ws)  # started now (not waited for), the next prompt finds it ready (issue 39)
     except Exception as exc:  # noqa: BLE001 - a hook never fails the git command
         click.echo(f"dmm: conflict scan skipped: {exc}", err=True)
     return 0

@@ -141,15 +141,18 @@ def command(ctx: click.Context, host, port, person_tokens, agent_tokens, log_lev
         click.echo(f"token {t.name} ({kind}): "
                    + (f"{t.secret}   <- generated, shown only now" if generated else "as given"))
     message("Ctrl-C stops the server.")
-    _run(build_app(ws, Access(tuple(tokens), loopback)), sock, log_level)
+    _run(build_app(ws, Access(tuple(tokens), loopback)), sock, log_level, ws.root)
     return 0
 
 
-def _run(app, sock: socket.socket, log_level: str) -> None:
+def _run(app, sock: socket.socket, log_level: str, root) -> None:
     import logging
     import sys
+    import threading
 
     import uvicorn
+
+    from dmm.conflicts.schedule import Schedule
 
     sys.stdout.flush()
     # every log line, the requests' too, goes to stderr: stdout carries the address only
@@ -160,7 +163,10 @@ def _run(app, sock: socket.socket, log_level: str) -> None:
     GuardedH11.limit = max_connections()
     # connections and requests are limited by GuardedH11 and InFlight (docs/api.md, Limits),
     # not by uvicorn's limit_concurrency, which counts idle connections as work
-    config = uvicorn.Config(InFlight(app), http=GuardedH11, log_config=None,
+    app = InFlight(app)
+    # the scans of [scan] (docs/conflicts.md), while no request is being answered
+    Schedule(root, threading.Event(), idle=app.idle).start()
+    config = uvicorn.Config(app, http=GuardedH11, log_config=None,
                             log_level=log_level, access_log=log_level in ("info", "debug"),
                             proxy_headers=False, server_header=False,
                             timeout_keep_alive=IDLE_TIMEOUT, timeout_graceful_shutdown=30,

@@ -26,6 +26,8 @@ def run(ws: Workspace) -> str | None:
     from dmm.conflicts.service import run_scan
     from dmm.index.refresh import open_fresh
 
+    if not ws.config["scan"]["incremental_on_commit"]:
+        return None  # [scan] incremental_on_commit = false: scans are left to the schedule
     conn, _ = open_fresh(ws)
     try:
         invalid = _committed_invalid(ws, conn)

@@ -10,6 +10,7 @@ fatal: it is deleted and rebuilt. Nothing here is ever written through a symboli
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import sqlite3
 from pathlib import Path
@@ -33,28 +34,29 @@ NOTICES: list[str] = []
 
 # Impatient (an agent's hook, which must never hold up a prompt): locks are tried, not waited
 # for, and SQLite waits IMPATIENT_BUSY_S for another connection's lock instead of
-# BUSY_TIMEOUT_S. A lock held elsewhere is then a BusyError at once.
-_IMPATIENT = False
+# BUSY_TIMEOUT_S. A lock held elsewhere is then a BusyError at once. Per thread (a context
+# variable): in the background process a hook's impatience once made a query answered beside
+# it fail with "the dmm cache is locked by another process".
+_IMPATIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("impatient", default=False)
 IMPATIENT_BUSY_S = 0.05
 
 
 @contextlib.contextmanager
 def impatient() -> Iterator[None]:
-    global _IMPATIENT
-    before, _IMPATIENT = _IMPATIENT, True
+    token = _IMPATIENT.set(True)
     try:
         yield
     finally:
-        _IMPATIENT = before
+        _IMPATIENT.reset(token)
 
 
 def is_impatient() -> bool:
-    return _IMPATIENT
+    return _IMPATIENT.get()
 
 
 def busy_timeout() -> float:
     """How long a connection waits for another's SQLite lock, in seconds."""
-    return IMPATIENT_BUSY_S if _IMPATIENT else BUSY_TIMEOUT_S
+    return IMPATIENT_BUSY_S if _IMPATIENT.get() else BUSY_TIMEOUT_S
 
 
 @contextlib.contextmanager
@@ -65,7 +67,7 @@ def write_lock(state_dir: Path) -> Iterator[None]:
         yield
         return
     try:
-        lock = file_lock(state_dir / LOCK_NAME, wait=not _IMPATIENT)
+        lock = file_lock(state_dir / LOCK_NAME, wait=not _IMPATIENT.get())
         lock.__enter__()
     except BlockingIOError:
         raise BusyError("another dmm is updating the cache (a reindex or a scan)",
@@ -211,6 +213,12 @@ def ever_filled(state_dir: Path) -> bool:
     waits, never creates it): false for a new clone or work tree, whose first refresh reads
     every memory file, and while that first refresh is under way (it commits once); true
     when a lock keeps it from being read (it cannot tell)."""
+    return filled_state(state_dir) is not False
+
+
+def filled_state(state_dir: Path) -> bool | None:
+    """``ever_filled``, but None when a lock keeps the cache from being read (a first build
+    whose large transaction locks the file, a reindex): the caller decides what that means."""
     path = state_dir / DB_NAME
     if path in _FILLED:
         return True  # a long-lived process asks on every query: one look is enough
@@ -226,9 +234,8 @@ def ever_filled(state_dir: Path) -> bool:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        # locked (an exclusive transaction): cannot tell, so not taken for a first build
-        # (the caller then meets the lock as any command does); else unreadable: not filled
-        return busy(exc)
+        # locked (an exclusive transaction): cannot tell (None); else unreadable: not filled
+        return None if busy(exc) else False
     if filled:
         _FILLED.add(path)
     return filled is not None

@@ -23,6 +23,9 @@ FIRST_BUILD_WAIT_S = 0.5  # what a query waits for another dmm's first build, at
 FIRST_BUILD_NOTE = ("the memory index is being built for the first time (another dmm is "
                     "reading every memory file): only the baseline memories, read from their "
                     "files; ask again in a moment")
+HELD = "held"  # another dmm kept the cache locked past the wait: baseline only
+HELD_NOTE = ("another dmm holds the memory index (a first build or a reindex writing it): "
+             "only the baseline memories, read from their files; ask again in a moment")
 
 
 def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
@@ -35,7 +38,11 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
 
     # a hook (impatient) has less than a second in all: it does not wait at all
     deadline = time.monotonic() + (0.0 if db.is_impatient() else FIRST_BUILD_WAIT_S)
-    while db.usable(ws.state_dir) and not db.ever_filled(ws.state_dir):
+    # filled: False for a first build, None while the file is locked (a first build whose
+    # large transaction locks it, or a reindex: either may last seconds; a hook says so in
+    # its one line instead), True otherwise
+    while db.usable(ws.state_dir) and ((filled := db.filled_state(ws.state_dir)) is False or
+                                       (filled is None and not db.is_impatient())):
         try:
             with db.impatient():  # the first build: done here when no one else is at it
                 return open_fresh(ws)[0], None
@@ -43,14 +50,18 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
             if isinstance(exc, sqlite3.OperationalError) and not db.busy(exc):
                 raise
         if time.monotonic() >= deadline:  # a long build (thousands of files): not waited for
-            return baseline_only(ws), FIRST_BUILD
+            return baseline_only(ws), FIRST_BUILD if filled is False else HELD
         time.sleep(0.02)  # a small store's first build ends within the wait
     try:
         return open_fresh(ws)[0], None
     except (BusyError, sqlite3.OperationalError) as exc:
-        if not db.is_impatient() or (isinstance(exc, sqlite3.OperationalError)
-                                     and not db.busy(exc)):
+        if isinstance(exc, sqlite3.OperationalError) and not db.busy(exc):
             raise
+        if not db.is_impatient():
+            # locked past the busy timeout: a first build whose large transaction locks the
+            # file (so ever_filled could not tell), or a reindex. An agent's tool call gets the
+            # baseline and a note rather than an error it cannot act on (issue 36)
+            return baseline_only(ws), HELD
     return db.connect(ws.state_dir), STALE  # a BusyError here: not even readable now
 
 
@@ -68,6 +79,41 @@ def _resident(ws: Workspace, conn: sqlite3.Connection):
         return resident.state(None, conn)  # an in-memory cache per connection: nothing to share
     return resident.state(ws.state_dir, conn, connect=lambda: db.connect(ws.state_dir),
                           limit=service.resident_limit(ws))
+
+
+# a long-lived process: state folder -> (cache generation, when) another work tree's scan was
+# looked for
+_ADOPTION_TRIED: dict = {}
+ADOPTION_RETRY_S = 60.0
+
+
+def _adoption_untried(ws: Workspace, conn: sqlite3.Connection) -> bool:
+    """Whether to look for another work tree's scan of these memories: in a short command,
+    always; in a long-lived process once per state of the cache and minute (naming the result
+    hashes every memory's digest: 0.5 s a query at 50,000 memories never scanned)."""
+    from dmm.semantic import service
+
+    if not service.enabled():
+        return True
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    generation, now = (row[0] if row else None), time.monotonic()
+    tried = _ADOPTION_TRIED.get(ws.state_dir)
+    if generation is not None and tried is not None and tried[0] == generation and \
+            now - tried[1] < ADOPTION_RETRY_S:
+        return False
+    _ADOPTION_TRIED[ws.state_dir] = (generation, now)
+    return True
+
+
+def warm(ws: Workspace) -> None:
+    """Bring the cache of ``ws`` up to date and, in a long-lived process, its postings into
+    memory (query/resident.py), so that the first query waits for neither."""
+    conn = open_fresh(ws)[0]
+    try:
+        with db.snapshot(conn):
+            _resident(ws, conn)
+    finally:
+        conn.close()
 
 
 def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
@@ -98,13 +144,13 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
     try:
         from dmm.semantic import service  # light: the model loads only in long-lived processes
 
-        if how == FIRST_BUILD:  # nothing to rank but the baseline, nothing to keep from it
-            index, note = None, FIRST_BUILD_NOTE
+        if how in (FIRST_BUILD, HELD):  # nothing to rank but the baseline, nothing to keep
+            index, note = None, FIRST_BUILD_NOTE if how == FIRST_BUILD else HELD_NOTE
         else:
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)
         if how is None and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
-                                          ).fetchone():
+                                          ).fetchone() and _adoption_untried(ws, conn):
             # a linked work tree: another one may have scanned these very memories
             from dmm.conflicts.service import adopt
 
@@ -119,7 +165,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             opts.with_baseline = for_model != "prompt"
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
-                              resident=None if how == FIRST_BUILD else _resident(ws, conn))
+                              resident=None if how in (FIRST_BUILD, HELD)
+                              else _resident(ws, conn))
         if db.FALLBACK_REASON and not conn.execute(
                 "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
             # no cache can keep a scan here (a read-only store): check the pack's own

@@ -96,7 +96,7 @@ def _render(pack, kind: str, line: str) -> str:
         if counted == cost:
             break
         cost = counted
-    pack.text_tokens = count_tokens(out)
+    pack.text_tokens = counted  # of ``out``, the text last rendered (counting is O(text))
     return out
 
 

@@ -9,6 +9,12 @@ else made is never trusted); it exits when idle, and one started by another
 version of dmm is stopped and replaced. It is started without the agents' markers in its
 environment (it serves people and agents alike). This module imports only the standard
 library (and dmm's pure modules): a `dmm query` answered here never loads numpy or the model.
+
+The process is asked with the model off too (DMM_SEMANTIC=off, ``[semantic] enabled = false``)
+when the store is large (``lexical_worth_it``): it keeps the words' postings in memory, where
+a short command reads them from SQLite (0.7-1 s at 50,000 memories); such a request says
+``semantic: false`` and is ranked by words. A process started with the model switched off
+that is asked for meaning exits and is replaced by one that loads it (as for another build).
 """
 
 from __future__ import annotations
@@ -27,6 +33,12 @@ START_WAIT_S = 10.0  # for a new process to open its socket
 ANSWER_WAIT_S = 60.0  # a first query may wait for a small store to be embedded
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
 MAX_REQUEST_BYTES = 1 << 20  # what the background process reads of one request (a line)
+# With the model off, a store whose cache is at least this large is ranked by the background
+# process (its postings in memory) rather than by the command itself (SQL over its postings):
+# about 6 KB of cache a memory, so some 3,000 memories, where a short command's ranking starts
+# to cost a hook a good part of its 0.9 s (docs/performance.md).
+LEXICAL_CACHE_BYTES = 18 << 20
+LEXICAL_ENV = "DMM_WORDS_PROCESS_BYTES"  # bytes instead (tests; a machine faster or slower)
 
 
 def build_id() -> str:
@@ -181,17 +193,22 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
     from dmm.semantic import model
 
     cfg = ws.config["semantic"]
-    if not cfg["enabled"] or not cfg["background"] or model.switched_off():
+    if not cfg["background"]:
         return None, None
-    why = model.unavailable()
-    if why:
-        return None, "ranked by words: " + why
+    meaning = cfg["enabled"] and not model.switched_off()
+    why = model.unavailable() if meaning else None
+    note = "ranked by words: " + why if why else None
     from dmm.fsutil import state_folder
 
     try:
         state_dir = state_folder(ws.shared_state_dir)  # the clone's: one process for all
     except OSError:
         return None, None  # the command itself says what is wrong with the state folder
+    if not meaning or why:
+        # by words alone: worth a process only where its resident postings beat SQL's
+        if not lexical_worth_it(ws, state_dir):
+            return None, note
+        request = dict(request, semantic=False, note=note)
     try:
         answer = ask(ws.root, state_dir, request, start_wait=start_wait,
                      answer_wait=answer_wait)
@@ -210,4 +227,52 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
             pass
         raise exc
     why = answer.get("why", "the background process could not answer")
-    return None, f"ranked by words: {why}"
+    return None, note or f"ranked by words: {why}"
+
+
+def lexical_worth_it(ws, state_dir: Path) -> bool:
+    """Whether a request ranked by words alone goes to the background process: one runs
+    already (its socket is there), or the work tree's cache is large (LEXICAL_CACHE_BYTES).
+    Two stats: a small store never starts a process for words."""
+    try:
+        if socket_path(state_dir).exists():
+            return True
+    except OSError:
+        return False
+    return large(ws)
+
+
+def large(ws) -> bool:
+    """Whether the cache of the work tree ``ws`` is LEXICAL_CACHE_BYTES or more (one stat)."""
+    from dmm.index.db import DB_NAME
+
+    try:
+        limit = int(os.environ.get(LEXICAL_ENV) or LEXICAL_CACHE_BYTES)
+    except ValueError:
+        limit = LEXICAL_CACHE_BYTES
+    try:
+        return os.stat(ws.state_dir / DB_NAME).st_size >= limit
+    except OSError:
+        return False
+
+
+def warm(ws) -> None:
+    """Start the background process of ``ws`` now, without waiting for it, when a query
+    would ask it (the model on, or a large store by words): the post-commit hook calls this,
+    so the next prompt finds it ready. Never raises: a warm-up is never worth a failure."""
+    from dmm.semantic import model
+
+    try:
+        cfg = ws.config["semantic"]
+        if not cfg["background"]:
+            return
+        from dmm.fsutil import state_folder
+
+        state_dir = state_folder(ws.shared_state_dir)
+        if socket_path(state_dir).exists():
+            return
+        meaning = cfg["enabled"] and model.unavailable() is None
+        if meaning or lexical_worth_it(ws, state_dir):
+            start(ws.root, state_dir)
+    except Exception:  # noqa: BLE001 - the next query starts it anyway
+        pass

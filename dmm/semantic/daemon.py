@@ -11,7 +11,10 @@ flock on ``semantic.lock`` for its whole life, and a second one started meanwhil
 holds nothing git lacks: every answer is computed from the memory files as the CLI would. It
 exits after ``semantic.idle_minutes`` without a request, when its socket is removed or replaced,
 when the cache folder goes away, and when a client of another dmm version asks it something
-(that client then starts a new one). Protocol: one JSON request line, one JSON answer.
+(that client then starts a new one). With the model off (its environment's DMM_SEMANTIC, or
+the work tree's settings) it ranks by words, from postings it keeps in memory (issue 39). As it
+starts it warms the cache and those postings, then runs the conflict scans of ``[scan]``
+(dmm/conflicts/schedule.py). Protocol: one JSON request line, one JSON answer.
 A connection that sends no request within READ_TIMEOUT_S is closed, and at most
 MAX_CONNECTIONS are served at once (one thread each; more are answered "busy" at once): idle
 connections cannot pile up threads.
@@ -105,7 +108,12 @@ class Daemon:
         self.inode = os.stat(client.SOCKET).st_ino
         self.server.daemon = self  # type: ignore[attr-defined]
         service.enable()
-        service.start_sync(self.ws)
+        if self._meaning(self.ws):
+            service.start_sync(self.ws)
+        # the words' postings too, before the first query (which is a prompt, typed seconds
+        # after the session's first hook started this process); the model loads meanwhile
+        threading.Thread(target=self._warm, args=(self.ws,), daemon=True,
+                         name="dmm-warm").start()
         watcher = threading.Thread(target=self._watch, daemon=True, name="dmm-semantic-watch")
         watcher.start()
         try:
@@ -158,6 +166,31 @@ class Daemon:
 
             return DEFAULTS["semantic"]
 
+    @staticmethod
+    def _meaning(ws) -> bool:
+        """Whether this process ranks ``ws`` by meaning (else by words alone: DMM_SEMANTIC=off
+        in the environment it was started with, or the layer off in the work tree's config)."""
+        from dmm.semantic import model
+
+        return bool(ws.config["semantic"]["enabled"]) and model.unavailable() is None
+
+    def _warm(self, ws) -> None:
+        from dmm.agents.hook import baseline_from_files
+        from dmm.conflicts.schedule import Schedule
+        from dmm.query.run import warm
+
+        try:
+            warm(ws)
+            # the text a hook answers when it has no pack in time, kept in the state folder:
+            # a cold hook then reads it at once rather than parse every baseline file
+            baseline_from_files(ws)
+        except Exception as exc:  # noqa: BLE001 - the first query reads what it needs
+            print(f"dmm: warming the cache failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr, flush=True)
+        # then the scans of [scan] (conflicts/schedule.py), when no request is being served
+        Schedule(ws.root, self.stopping,
+                 idle=lambda: time.monotonic() - self.last_request).start()
+
     def stop(self) -> None:
         if not self.stopping.is_set():
             self.stopping.set()
@@ -167,7 +200,7 @@ class Daemon:
 
     def answer(self, request: dict) -> dict:
         from dmm.errors import DmmError
-        from dmm.workspace import Workspace
+        from dmm.semantic import service
 
         self.last_request = time.monotonic()
         if request.get("build") != self.build:
@@ -179,27 +212,39 @@ class Daemon:
             if ws is None:
                 return {"ok": False, "why": "not a work tree of the repository this background "
                                             "process serves"}
-            if not ws.config["semantic"]["enabled"]:
-                if ws.root == self.root:
-                    self.stop()
-                return {"ok": False, "why": "the semantic layer was turned off"}
-            if op == "hello":
-                return {"ok": True, "pid": os.getpid(), "build": self.build}
-            if op == "stop":
+            from dmm.semantic import model
+
+            words = not request.get("semantic", True) or not ws.config["semantic"]["enabled"]
+            if not words and op in ("query", "hook") and model.switched_off():
+                # started with the model switched off (DMM_SEMANTIC=off) and asked for
+                # meaning: the client starts one that loads it, as for another build
                 self.stop()
-                return {"ok": True}
-            if op == "fresh":
-                return self._fresh(ws)
-            if op == "query":
-                return self._query(ws, request)
-            if op == "hook":
-                return self._hook(ws, request)
-            return {"ok": False, "why": f"unknown request {op!r}"}
+                return {"ok": False, "stale": True}
+            token = service.WORDS.set(words)  # ranked by words alone, with postings resident
+            try:
+                return self._answer(ws, op, request)
+            finally:
+                service.WORDS.reset(token)
         except DmmError as exc:
             return {"ok": False, "error": {"message": exc.message, "hint": exc.hint,
                                            "exit_code": int(exc.exit_code)}}
         except Exception as exc:  # noqa: BLE001 - the client answers by itself instead
             return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
+
+    def _answer(self, ws, op, request: dict) -> dict:
+        """The answer to ``op`` about the work tree ``ws``."""
+        if op == "hello":
+            return {"ok": True, "pid": os.getpid(), "build": self.build}
+        if op == "stop":
+            self.stop()
+            return {"ok": True}
+        if op == "fresh":
+            return self._fresh(ws)
+        if op == "query":
+            return self._query(ws, request)
+        if op == "hook":
+            return self._hook(ws, request)
+        return {"ok": False, "why": f"unknown request {op!r}"}
 
     def _work_tree(self, root):
         """The work tree a request names (this process's own when it names none), when it is
@@ -244,7 +289,8 @@ class Daemon:
                                exclude_ephemeral=bool(r.get("exclude_ephemeral")),
                                include_deprecated=bool(r.get("include_deprecated")),
                                for_model=kind if kind in ("query", "baseline", "prompt")
-                               else None)
+                               else None,
+                               notes=(str(r["note"]),) if r.get("note") else ())
         finally:
             service.WAIT.reset(token)
         if r.get("data"):  # `dmm mcp`, `dmm serve`: the pack as data, and its text

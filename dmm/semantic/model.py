@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import importlib.util
 import logging
 import os
@@ -197,6 +196,8 @@ def cache_dir_note() -> str | None:
 
 def _derived_stem() -> str:
     """What the derived file is made from: the pinned weights, the recipe and the tools."""
+    import importlib.metadata  # here: 30-130 ms that a short command asking the process skips
+
     tools = "-".join(f"{name}{importlib.metadata.version(name)}"
                      for name in ("onnxruntime", *DERIVE_NEEDS))
     return f"minilm-{RECIPE}-{MODEL_SHA256[:12]}-{tools}"

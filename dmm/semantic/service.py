@@ -32,6 +32,9 @@ WAIT_S = 1.0
 WAIT_ENV = "DMM_SEMANTIC_WAIT_S"  # seconds instead (a slow machine; tests that need meaning)
 # What this request asks for, if less (a hook waits a quarter of its deadline).
 WAIT: contextvars.ContextVar[float | None] = contextvars.ContextVar("wait", default=None)
+# This request is ranked by words alone: its client has the model off (DMM_SEMANTIC=off,
+# semantic.enabled = false) and asks the background process for its resident postings only.
+WORDS: contextvars.ContextVar[bool] = contextvars.ContextVar("words", default=False)
 BY_WORDS = "ranked by words: "
 
 _enabled = False
@@ -164,7 +167,8 @@ def _large(conn: sqlite3.Connection) -> bool:
 def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str | None]:
     """The index to rank with now, or None and the note that says why not (None when the
     person turned the layer off: nothing worth saying in every pack)."""
-    if not _enabled or not ws.config["semantic"]["enabled"] or model.switched_off():
+    if not _enabled or WORDS.get() or not ws.config["semantic"]["enabled"] or \
+            model.switched_off():
         return None, None
     why = model.unavailable()
     if why:
@@ -201,14 +205,19 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
 def serve(ws, delay: float = 0.0) -> None:
     """Called by a long-lived process at start (`dmm mcp`, `dmm serve`): rank by meaning from
     now on. With the repository's background process (semantic.background, the default) its
-    queries are asked of that process, which holds the model once for every client, and it
-    is started after ``delay`` seconds; otherwise this process builds the store's index
+    queries are asked of that process, which holds the model once for every client (and, with
+    the model off, a large store's postings), and it is started after ``delay`` seconds;
+    otherwise this process builds the store's index
     itself, in a background thread, after ``delay`` seconds (answering by words meanwhile)."""
     global _delegated
     from dmm.index.refresh import warm_in_background
+    from dmm.semantic import client
 
-    if ws.config["semantic"]["enabled"] and ws.config["semantic"]["background"] and \
-            model.unavailable() is None:
+    cfg = ws.config["semantic"]
+    # with the model off too, for a large store: the process keeps the words' postings in
+    # memory once for every client (semantic/client.lexical_worth_it)
+    if cfg["background"] and ((cfg["enabled"] and model.unavailable() is None)
+                              or client.large(ws)):
         from dmm.index import watch
 
         watch.enable()  # it still serves its other tools from its own cache, without walks
@@ -222,7 +231,7 @@ def serve(ws, delay: float = 0.0) -> None:
         return
     enable()
     warm_in_background(ws)
-    if ws.config["semantic"]["enabled"] and model.unavailable() is None:
+    if cfg["enabled"] and model.unavailable() is None:
         if delay:
             timer = threading.Timer(delay, start_sync, args=(ws,))
             timer.daemon = True

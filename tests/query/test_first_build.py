@@ -87,3 +87,55 @@ def test_memory_show_of_a_baseline_memory_during_the_first_build_answers_from_it
         assert shown["title"] == "Write commit messages that say why"
     # any other memory: the cache being built knows it, once built
     assert calls.show(fresh.ws, "mem_2026_11_02_002")["path"] == "project/gateway.md"
+
+
+def test_a_query_meeting_a_cache_locked_past_its_wait_answers_the_baseline(fresh, monkeypatch):
+    """A first build's large transaction locks the cache file itself, so the query cannot
+    even tell it is a first build: it met "the dmm cache is locked by another process" as a
+    tool error (the first-minute benchmark, issue 36). Past its wait it answers the baseline
+    from the files, saying why."""
+    import sqlite3
+
+    from dmm.query.run import HELD_NOTE
+
+    ws = fresh.ws
+    memory_pack(ws, "gateway upload size ceiling")  # the cache exists and is filled
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_S", 0.2)  # the wait, short for the test
+    fresh.add("project/more.md", "mem_2026_11_02_003", "Gateway download ceiling",
+              "Downloads over 2 GB are streamed.")  # a refresh must write
+    holder = sqlite3.connect(ws.state_dir / db.DB_NAME, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # the file locked, as a spilled first build does
+        pack = _pack_within(ws, "gateway upload size ceiling")
+        assert pack is not None
+        assert [e.memory.id for e in pack.baseline] == ["mem_2026_11_02_001"]
+        assert HELD_NOTE in pack.notes
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    pack = memory_pack(ws, "gateway upload size ceiling")
+    assert HELD_NOTE not in pack.notes and pack.retrieved
+
+
+def test_a_hooks_impatience_stays_in_its_own_thread():
+    """The background process answers a hook and a query in two threads at once: the hook's
+    impatience (never wait for a lock) must not make the query fail on a lock it would have
+    waited for ("the dmm cache is locked by another process", the first-minute benchmark)."""
+    entered, release = threading.Event(), threading.Event()
+
+    def hook() -> None:
+        with db.impatient():
+            entered.set()
+            release.wait(30)
+
+    worker = threading.Thread(target=hook, daemon=True)
+    worker.start()
+    try:
+        assert entered.wait(30)
+        assert not db.is_impatient() and db.busy_timeout() == db.BUSY_TIMEOUT_S
+    finally:
+        release.set()
+        worker.join(30)
+    with db.impatient():
+        assert db.is_impatient()
+    assert not db.is_impatient()

@@ -1,0 +1,191 @@
+"""The background process with the model off (issue 39): for a large store it is started and
+answers queries and hooks ranked by words, from postings it keeps in memory, without loading
+the model; it exits when idle; a small store never starts one; a hook it cannot answer in time
+answers the baseline from its files, and the next prompt finds the process ready. Real
+processes throughout ("large" is lowered to any cache through DMM_WORDS_PROCESS_BYTES)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from dmm.semantic import client
+from tests.conftest import git
+
+pytestmark = pytest.mark.slow
+
+BASELINE = "Deploys go through the release train"
+PROJECT = "Upload size ceiling of the gateway"
+OFF = {"DMM_SEMANTIC": "off"}
+LARGE = {**OFF, client.LEXICAL_ENV: "1", "DMM_SEMANTIC_IDLE_S": "4"}
+# a hook's deadline under which it does not wait for a process to start (the real one is 0.9
+# s; 2 s keeps a busy test machine from passing it before the hook has read anything)
+COLD = {**LARGE, "DMM_HOOK_DEADLINE_MS": "2000"}
+
+
+@pytest.fixture(autouse=True)
+def model_off(monkeypatch):
+    """These tests are about the model being off (tests/semantic/conftest.py turns it on)."""
+    monkeypatch.setenv("DMM_SEMANTIC", "off")
+
+
+@pytest.fixture
+def store(repo, stop_daemons):
+    stop_daemons.append(repo.root)
+    repo.add("baseline/deploys.md", "mem_2026_11_01_001", BASELINE,
+             "Every deploy goes through the weekly release train; hotfixes too.",
+             scope="baseline", tags="[deploy]")
+    repo.add("project/uploads.md", "mem_2026_11_02_001", PROJECT,
+             "The public gateway refuses uploads above 50,000,000 bytes with status 413.",
+             tags="[uploads]")
+    repo.add("project/queues.md", "mem_2026_11_03_001", "Queue consumers acknowledge late",
+             "Consumers acknowledge a message only after its side effects are committed.",
+             tags="[queues]")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "memories")
+    assert repo.dmm("reindex", env=OFF).returncode == 0  # the cache exists: its size is known
+    return repo
+
+
+def _pid(root: Path) -> int | None:
+    """The background process of ``root``, asked by words (a request for meaning would
+    replace a process started with the model off)."""
+    from dmm.workspace import Workspace
+
+    try:
+        answer = client.ask(root, Workspace(root).shared_state_dir,
+                            {"op": "hello", "semantic": False}, start_if_absent=False)
+    except client.Unavailable:
+        return None
+    return answer.get("pid")
+
+
+def _wait_for(predicate, within: float = 30.0):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.05)
+    return None
+
+
+def _gone(pid: int, within: float = 30.0) -> bool:
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    return bool(_wait_for(gone, within))
+
+
+def _query(repo, env: dict, task: str = "what is the upload size ceiling?") -> dict:
+    proc = repo.dmm("query", task, "--json", env=env)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_large_store_with_the_model_off_is_answered_by_the_process_which_exits_idle(store):
+    by_itself = _query(store, {**OFF, "DMM_SEMANTIC_IDLE_S": "4"})  # small: no process
+    assert _pid(store.root) is None
+    assert not (store.ws.shared_state_dir / client.SOCKET).exists()
+    pack = _query(store, LARGE)  # large: started, and asked
+    pid = _wait_for(lambda: _pid(store.root))
+    assert pid is not None, (store.ws.shared_state_dir / client.LOG).read_text()
+    assert pack["stats"]["ranking"] == "words"
+    assert [m["path"] for m in pack["retrieved"]] == [m["path"] for m in by_itself["retrieved"]]
+    assert pack["retrieved"][0]["path"] == "project/uploads.md"
+    # the process answers itself, by words, from postings in memory: no model loaded
+    answer = client.ask(store.root, store.ws.shared_state_dir,
+                        {"op": "query", "task": "queue consumers acknowledge", "json": True,
+                         "semantic": False}, start_if_absent=False)
+    assert answer["ok"], answer
+    asked = json.loads(answer["out"])
+    assert asked["retrieved"][0]["path"] == "project/queues.md"
+    assert asked["stats"]["ranking"] == "words"
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    assert "onnxruntime" not in maps
+    assert _pid(store.root) == pid  # the same process, still
+    # a store under the line asks a process that runs already (its socket is there)
+    assert client.lexical_worth_it(store.ws, store.ws.shared_state_dir)
+    # no request for 4 s: it exits, and removes its socket
+    assert _gone(pid), "the background process did not exit when idle"
+    assert not (store.ws.shared_state_dir / client.SOCKET).exists()
+
+
+def test_the_config_switch_off_is_served_by_words_too(store):
+    (store.root / ".dmm" / "config.toml").write_text("[semantic]\nenabled = false\n")
+    pack = _query(store, {client.LEXICAL_ENV: "1", "DMM_SEMANTIC_IDLE_S": "4"})
+    assert pack["stats"]["ranking"] == "words"
+    pid = _wait_for(lambda: _pid(store.root))
+    assert pid is not None and "onnxruntime" not in Path(f"/proc/{pid}/maps").read_text()
+    # background = false: never a process, whatever the size
+    os.kill(pid, 15)
+    assert _gone(pid)
+    (store.root / ".dmm" / "config.toml").write_text(
+        "[semantic]\nenabled = false\nbackground = false\n")
+    assert _query(store, LARGE)["retrieved"]
+    assert _pid(store.root) is None
+
+
+def _hook(repo, event: str, payload: dict, env: dict) -> str:
+    proc = repo.dmm("agent", "hook", event, input=json.dumps(payload), env=env)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return proc.stdout
+
+
+def test_a_hook_the_cold_process_cannot_answer_gets_the_baseline_and_warms_it(store):
+    """The first hook of a session starts the process and answers at once from the baseline
+    files (no index: the machine is left to the process); the next prompt gets its pack from
+    the process; a prompt of a session that has the baseline gets one line, not nothing
+    silently, while the process is not ready."""
+    assert _pid(store.root) is None
+    start = _hook(store, "session-start", {"session_id": "w1", "source": "startup"}, COLD)
+    assert BASELINE in start and "read from their files" in start, start
+    assert PROJECT not in start
+    pid = _wait_for(lambda: _pid(store.root))
+    assert pid is not None  # started by the hook, for the next prompt
+    pack = _hook(store, "user-prompt-submit",
+                 {"session_id": "w1", "prompt": "what is the upload size ceiling?"}, LARGE)
+    assert PROJECT in pack and BASELINE not in pack, pack
+    assert _pid(store.root) == pid
+    os.kill(pid, 15)
+    assert _gone(pid)
+    # cold again, a session that has its baseline: the one line, and the process started
+    line = _hook(store, "user-prompt-submit",
+                 {"session_id": "w1", "prompt": "what is the upload size ceiling?"}, COLD)
+    assert line.startswith("(dmm: no memory pack this time:") and "getting ready" in line
+    assert _wait_for(lambda: _pid(store.root)) is not None
+
+
+def test_a_small_store_with_the_model_off_answers_its_hooks_itself(store):
+    pack = _hook(store, "user-prompt-submit",
+                 {"session_id": "w2", "prompt": "what is the upload size ceiling?"},
+                 {**OFF, "DMM_SEMANTIC_IDLE_S": "4"})
+    assert PROJECT in pack and BASELINE in pack  # the session's start delivered nothing
+    assert _pid(store.root) is None
+
+
+def test_a_process_started_without_the_model_is_replaced_when_meaning_is_asked(store,
+                                                                               monkeypatch):
+    """Started by a shell with DMM_SEMANTIC=off, it never loads the model; a client that wants
+    meaning (the layer on) makes it exit and starts one that ranks by meaning."""
+    from dmm.semantic import model
+
+    monkeypatch.setenv("DMM_SEMANTIC", "on")
+    if model.unavailable():
+        pytest.skip(model.unavailable())
+    _query(store, LARGE)
+    old = _wait_for(lambda: _pid(store.root))
+    assert old is not None
+    pack = _query(store, {"DMM_SEMANTIC": "on", "DMM_SEMANTIC_WAIT_S": "60",
+                          "DMM_SEMANTIC_IDLE_S": "4"})
+    assert pack["stats"]["ranking"] == "words+meaning", pack["stats"]
+    assert _gone(old)
+    new = _wait_for(lambda: _pid(store.root))
+    assert new is not None and new != old
