@@ -2,7 +2,8 @@
 
 Every command that reads memories calls ``open_fresh``. An unchanged store costs one directory
 walk and one SELECT; changes are applied in one transaction under the cache's write lock, so a
-concurrent dmm process either sees the old state or the new one, never a mixture.
+concurrent dmm process either sees the old state or the new one, never a mixture. The corpus
+statistics (each term's document frequency, table ``terms``) change in the same transaction.
 """
 
 from __future__ import annotations
@@ -238,11 +239,14 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
             changed = sorted(p for p, st in disk.items()
                              if known.get(p) != st or not same_settings)
             removed = sorted(p for p in known if p not in disk)
+            # the corpus statistics follow each memory, unless most of the store is read
+            # again (a first build): then counting them once at the end is cheaper
+            recount = len(changed) + len(removed) > max(RECOUNT_MIN, len(disk) // 4)
             for path in removed:
-                _forget(conn, path)
+                _forget(conn, path, not recount)
             snapshot = dict(disk)
             for done, path in enumerate(changed, 1):
-                _forget(conn, path)
+                _forget(conn, path, not recount)
                 memory, problems = store.read(ws.memory_dir, path, max_bytes)
                 # racy when changed within RACY_NS of this read (not of the refresh's start:
                 # a first build takes seconds, and every file a checkout had just written
@@ -251,9 +255,11 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
                     snapshot[path] = (disk[path][0], -1)
                 _insert_problems(conn, problems)
                 if memory is not None:
-                    _insert_memory(conn, memory)
+                    _insert_memory(conn, memory, not recount)
                 if progress:
                     progress(done, len(changed))
+            if recount:
+                recount_terms(conn)
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('files', ?)",
                          (marshal.dumps(snapshot),))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_with', ?)",
@@ -309,9 +315,28 @@ def _indexed_with(conn: sqlite3.Connection) -> str | None:
     return row[0] if row else None
 
 
-def _forget(conn: sqlite3.Connection, path: str) -> None:
+RECOUNT_MIN = 500  # memories (re)read at once from which the statistics are counted anew
+ACTIVE = "m.status = 'active' AND m.confidence != 'deprecated'"  # Memory.is_active, in SQL
+
+
+def recount_terms(conn: sqlite3.Connection) -> None:
+    """Count the corpus statistics (table ``terms``) anew from every posting."""
+    conn.execute("DELETE FROM terms")
+    conn.execute(f"INSERT INTO terms(term, df, active, top) SELECT p.term, count(*), "
+                 f"sum({ACTIVE}), max(p.weight) FROM postings p JOIN memories m "
+                 f"ON m.doc = p.doc GROUP BY p.term")
+
+
+def _forget(conn: sqlite3.Connection, path: str, stats: bool = True) -> None:
     row = conn.execute("SELECT doc FROM memories WHERE path = ?", (path,)).fetchone()
     if row:
+        if stats:  # the top weights stay: still upper bounds
+            conn.execute(f"UPDATE terms SET df = df - 1, active = active - (SELECT {ACTIVE} "
+                         f"FROM memories m WHERE m.doc = ?) WHERE term IN "
+                         f"(SELECT term FROM postings WHERE doc = ?)", (row[0], row[0]))
+            conn.execute("DELETE FROM terms WHERE df <= 0 AND term IN "
+                         "(SELECT term FROM postings WHERE doc = ?)", (row[0],))
+        conn.execute("DELETE FROM moves WHERE doc = ?", (row[0],))
         conn.execute("DELETE FROM postings WHERE doc = ?", (row[0],))
         conn.execute("DELETE FROM memories WHERE doc = ?", (row[0],))
         conn.execute("DELETE FROM bodies WHERE doc = ?", (row[0],))
@@ -330,7 +355,7 @@ def posting_weights(memory: Memory) -> tuple[dict[str, float], float]:
     return {term: f * (K1 + 1) / (f + norm) for term, f in tf.items()}, length
 
 
-def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
+def _insert_memory(conn: sqlite3.Connection, m: Memory, stats: bool = True) -> None:
     weights, length = posting_weights(m)
     cur = conn.execute(
         "INSERT INTO memories(path, id, title, tags, scope, priority, confidence, status,"
@@ -344,6 +369,14 @@ def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
     conn.execute("INSERT INTO bodies(doc, body) VALUES (?, ?)", (doc, m.body))
     conn.executemany("INSERT INTO postings(term, doc, weight) VALUES (?, ?, ?)",
                      [(term, doc, w) for term, w in weights.items()])
+    if stats:
+        active = int(m.is_active)
+        conn.executemany("INSERT INTO terms(term, df, active, top) VALUES (?, 1, ?, ?) "
+                         "ON CONFLICT(term) DO UPDATE SET df = df + 1, "
+                         "active = active + excluded.active, top = max(top, excluded.top)",
+                         [(t, active, w) for t, w in weights.items()])
+    # the same test the scanner made over every body, made once per memory
+    conn.execute("INSERT INTO moves(doc) SELECT ? WHERE ? LIKE '%from %to %'", (doc, m.body))
 
 
 def _digest(m: Memory) -> str:

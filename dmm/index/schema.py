@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 DDL = """
 CREATE TABLE memories (
@@ -77,4 +77,17 @@ CREATE INDEX verdicts_second_id ON verdicts(second_id);
 -- files: marshal of {path: (size, mtime_ns)} for every file seen under .dmm/memory/, valid or
 -- not; mtime -1 forces a re-read (the file changed too recently to trust its mtime).
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+-- corpus statistics, kept with the postings by every refresh (index/refresh.py): a scan or a
+-- similarity search of one memory reads its terms' rows instead of counting postings over
+-- the whole store. top: an upper bound of the term's weight (the largest stored since the
+-- statistics were last counted; a removal leaves it, an upper bound all the same).
+CREATE TABLE terms (
+    term TEXT PRIMARY KEY,
+    df INTEGER NOT NULL,          -- memories (cache rows) with the term
+    active INTEGER NOT NULL,      -- of those, active ones (status active, not deprecated)
+    top REAL NOT NULL
+) WITHOUT ROWID;
+-- memories whose body records a move "from X to Y" (body LIKE '%from %to %'), whatever their
+-- status: the reversal arcs an incremental scan loads, found without reading every body
+CREATE TABLE moves (doc INTEGER PRIMARY KEY);
 """
