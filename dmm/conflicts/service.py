@@ -115,7 +115,8 @@ def _judge(conn: sqlite3.Connection, cfg: dict, focus: set[str] | None, second,
     from dmm.conflicts.scanner import candidates, load_features, nearest
 
     generation = _generation(conn)
-    features, scope = load_features(conn, focus, progress, second.partners(conn, focus))
+    features, scope = load_features(conn, focus, progress, second.partners(conn, focus),
+                                    cfg["pair_similarity"])
     flagged = set(by_pair(candidates(features, scope, cfg)))
     near = nearest(features, scope, second.settings.k)
     second.judge_now(conn, {i: f.memory for i, f in features.items()}, scope, flagged, near)
