@@ -4,18 +4,101 @@ Runs inside git's post-commit, post-merge and post-rewrite hooks. It never write
 or makes commits; it refreshes the cache, scans the memories that changed since the last scan
 and reports new conflicts in one line on stderr (and in `dmm status`). Any failure is reported
 and swallowed: a hook must never break the git command that ran it.
+
+The committer never waits for a large change: when more than FOREGROUND_MAX memories need a
+scan (a commit of many memories, a merge, a cache never scanned), the hook starts a detached
+background process for it and says so in one line; the git command returns at once. One such
+scan runs at a time per clone (an flock in its shared state folder: another waits for it, then
+scans whatever is still unscanned); each writes what it found to LOG_NAME in the work tree's
+state folder.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from collections import Counter
+from pathlib import Path
 
 from dmm.render import count
 from dmm.workspace import Workspace
 
+FOREGROUND_MAX = 10  # memories to scan: more are scanned in the background
+LOG_NAME = "hook-scan.log"  # in the work tree's state folder (<git-dir>/dmm/)
+LOCK_NAME = "hook-scan.lock"  # in the clone's shared state folder: one scan at a time
+LOG_MAX_BYTES = 256 * 1024  # the log starts again beyond this
 
-def run(ws: Workspace) -> str | None:
-    """Scan; return the one-line notice for stderr, or None when nothing new was found.
+
+def run(ws: Workspace, background: bool = True) -> str | None:
+    """Scan, or hand a large scan to a background process (``background``); return the
+    one-line notice for stderr, or None when nothing new was found."""
+    from dmm.index.refresh import open_fresh
+
+    conn, _ = open_fresh(ws)
+    try:
+        pending = _pending(ws, conn) if background else 0
+        if pending <= FOREGROUND_MAX:
+            return scan(ws, conn)
+    finally:
+        conn.close()
+    log = start_background(ws)
+    return (f"dmm: scanning {count(pending, 'changed memory', 'changed memories')} for "
+            f"conflicts in the background (log: {log}); run `dmm conflicts list` once it is "
+            "done")
+
+
+def _pending(ws: Workspace, conn) -> int:
+    """How many memories the next scan covers: those changed since the last scan, or every
+    memory when this cache never scanned (or scanned with other settings)."""
+    from dmm.conflicts import store
+    from dmm.conflicts.analyzers import fingerprint
+
+    delta = store.changed_since_scan(conn, fingerprint(ws.config["conflicts"]))
+    if delta is not None:
+        return len(delta[0])
+    return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+def start_background(ws: Workspace) -> Path:
+    """Start the detached scan (`dmm hooks run --detached`); returns its log's path. Its
+    input, output and session are its own: git, and whoever reads git's output, never wait
+    for it."""
+    log = ws.state_dir / LOG_NAME
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if log.exists() and log.stat().st_size > LOG_MAX_BYTES:
+        log.unlink()
+    with open(log, "a", encoding="utf-8") as out:
+        # -I: this installed dmm, never a dmm/ package of the repository it runs in
+        subprocess.Popen([sys.executable, "-I", "-m", "dmm", "hooks", "run", "--detached",
+                          "post-commit"], cwd=ws.root, stdin=subprocess.DEVNULL, stdout=out,
+                         stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+    return log
+
+
+def detached(ws: Workspace) -> None:
+    """The background scan: wait for any other one of the clone, then scan what is still
+    unscanned, writing what it found (or why it failed) to the log on stdout."""
+    from dmm.fsutil import file_lock
+
+    started = time.monotonic()
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} scan started (pid {os.getpid()})", flush=True)
+    from dmm.index.refresh import open_fresh
+
+    with file_lock(ws.shared_state_dir / LOCK_NAME):
+        conn, _ = open_fresh(ws)
+        try:
+            notice = scan(ws, conn)
+        finally:
+            conn.close()
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} scan done in {time.monotonic() - started:.1f} s: "
+          f"{notice or 'no new memory conflict'}", flush=True)
+
+
+def scan(ws: Workspace, conn) -> str | None:
+    """Scan with the fresh cache ``conn``; return the one-line notice, or None when nothing
+    new was found.
 
     New means new to the store: a conflict the changed memories brought. A cache that was
     rebuilt (`dmm reindex`, a fresh clone, a deleted cache) rescans everything and
@@ -24,20 +107,15 @@ def run(ws: Workspace) -> str | None:
     decided, never new."""
     from dmm.conflicts import store
     from dmm.conflicts.service import run_scan
-    from dmm.index.refresh import open_fresh
 
-    conn, _ = open_fresh(ws)
-    try:
-        result = run_scan(ws, conn)
-        decided = store.decisions(ws.conflicts_dir)
-        found = {cid: row for cid in result.new_conflict_ids if cid not in decided
-                 for row in conn.execute("SELECT type, a, b FROM conflicts "
-                                         "WHERE conflict_id = ?", (cid,))}
-        if found and result.scan_type != "incremental":  # everything rescanned
-            changed = _last_commit_memories(ws, conn)
-            found = {cid: row for cid, row in found.items() if {row[1], row[2]} & changed}
-    finally:
-        conn.close()
+    result = run_scan(ws, conn)
+    decided = store.decisions(ws.conflicts_dir)
+    found = {cid: row for cid in result.new_conflict_ids if cid not in decided
+             for row in conn.execute("SELECT type, a, b FROM conflicts "
+                                     "WHERE conflict_id = ?", (cid,))}
+    if found and result.scan_type != "incremental":  # everything rescanned
+        changed = _last_commit_memories(ws, conn)
+        found = {cid: row for cid, row in found.items() if {row[1], row[2]} & changed}
     if not found:
         return None
     kinds = Counter(row[0] for row in found.values())

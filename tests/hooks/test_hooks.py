@@ -165,3 +165,43 @@ def test_the_hook_entry_point_runs_without_a_shim(hooked):
     add_conflicting_pair(hooked)
     proc = hooked.dmm("hooks", "run", "post-commit", env={"GIT_INDEX_FILE": ".git/index"})
     assert proc.returncode == 0 and "new memory conflict" in proc.stderr
+
+
+def test_a_large_commit_is_scanned_in_the_background(hooked):
+    """The commit returns while the scan has not even started (the test holds the clone's
+    background-scan lock), and the scan's conflicts appear once it ran."""
+    import sqlite3
+    import time
+
+    from dmm.fsutil import file_lock
+    from dmm.hooks.run import FOREGROUND_MAX, LOCK_NAME, LOG_NAME
+    from dmm.index import db
+
+    ws = hooked.ws
+    add_conflicting_pair(hooked)
+    for i in range(FOREGROUND_MAX):
+        hooked.add(f"project/n{i}.md", f"mem_2025_02_01_{i:03d}", f"Note {i} on topic {i}",
+                   f"Topic {i} stands alone: word{i}a word{i}b.")
+    git(hooked.root, "add", "-A")
+    log = ws.state_dir / LOG_NAME
+
+    def stored() -> int:
+        conn = sqlite3.connect(f"file:{ws.state_dir / db.DB_NAME}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM conflicts").fetchone()[0]
+        finally:
+            conn.close()
+
+    with file_lock(ws.shared_state_dir / LOCK_NAME):
+        err = commit(hooked, "many memories")
+        assert "scanning 12 changed memories for conflicts in the background" in err
+        assert str(log) in err and "dmm conflicts list" in err
+        assert stored() == 0 and "scan done" not in log.read_text()
+    deadline = time.monotonic() + 120
+    while "scan done" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "scan done" in log.read_text(), log.read_text()
+    assert "1 new memory conflict found (1 supersession)" in log.read_text()
+    assert stored() == 1
+    assert json.loads(hooked.dmm("conflicts", "list", "--json").stdout)["total"] == 1
+
