@@ -322,15 +322,15 @@ ACTIVE = "m.status = 'active' AND m.confidence != 'deprecated'"  # Memory.is_act
 def recount_terms(conn: sqlite3.Connection) -> None:
     """Count the corpus statistics (table ``terms``) anew from every posting."""
     conn.execute("DELETE FROM terms")
-    conn.execute(f"INSERT INTO terms(term, df, active, top) SELECT p.term, count(*), "
-                 f"sum({ACTIVE}), max(p.weight) FROM postings p JOIN memories m "
-                 f"ON m.doc = p.doc GROUP BY p.term")
+    conn.execute(f"INSERT INTO terms(term, df, active) SELECT p.term, count(*), "
+                 f"sum({ACTIVE}) FROM postings p JOIN memories m ON m.doc = p.doc "
+                 f"GROUP BY p.term")
 
 
 def _forget(conn: sqlite3.Connection, path: str, stats: bool = True) -> None:
     row = conn.execute("SELECT doc FROM memories WHERE path = ?", (path,)).fetchone()
     if row:
-        if stats:  # the top weights stay: still upper bounds
+        if stats:
             conn.execute(f"UPDATE terms SET df = df - 1, active = active - (SELECT {ACTIVE} "
                          f"FROM memories m WHERE m.doc = ?) WHERE term IN "
                          f"(SELECT term FROM postings WHERE doc = ?)", (row[0], row[0]))
@@ -371,10 +371,9 @@ def _insert_memory(conn: sqlite3.Connection, m: Memory, stats: bool = True) -> N
                      [(term, doc, w) for term, w in weights.items()])
     if stats:
         active = int(m.is_active)
-        conn.executemany("INSERT INTO terms(term, df, active, top) VALUES (?, 1, ?, ?) "
+        conn.executemany("INSERT INTO terms(term, df, active) VALUES (?, 1, ?) "
                          "ON CONFLICT(term) DO UPDATE SET df = df + 1, "
-                         "active = active + excluded.active, top = max(top, excluded.top)",
-                         [(t, active, w) for t, w in weights.items()])
+                         "active = active + excluded.active", [(t, active) for t in weights])
     # the same test the scanner made over every body, made once per memory
     conn.execute("INSERT INTO moves(doc) SELECT ? WHERE ? LIKE '%from %to %'", (doc, m.body))
 

@@ -79,13 +79,11 @@ CREATE INDEX verdicts_second_id ON verdicts(second_id);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 -- corpus statistics, kept with the postings by every refresh (index/refresh.py): a scan or a
 -- similarity search of one memory reads its terms' rows instead of counting postings over
--- the whole store. top: an upper bound of the term's weight (the largest stored since the
--- statistics were last counted; a removal leaves it, an upper bound all the same).
+-- the whole store.
 CREATE TABLE terms (
     term TEXT PRIMARY KEY,
     df INTEGER NOT NULL,          -- memories (cache rows) with the term
-    active INTEGER NOT NULL,      -- of those, active ones (status active, not deprecated)
-    top REAL NOT NULL
+    active INTEGER NOT NULL       -- of those, active ones (status active, not deprecated)
 ) WITHOUT ROWID;
 -- memories whose body records a move "from X to Y" (body LIKE '%from %to %'), whatever their
 -- status: the reversal arcs an incremental scan loads, found without reading every body

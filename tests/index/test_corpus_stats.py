@@ -1,14 +1,10 @@
-"""The corpus statistics the cache keeps (terms, moves) and the similarity search built on them:
-kept by every refresh exactly as counting the postings gives, and the candidate search reading
-only some postings finds what summing all of them finds."""
+"""The corpus statistics the cache keeps (terms, moves): kept by every refresh exactly as
+counting the postings gives."""
 
 from __future__ import annotations
 
-import random
-
 from dmm.index import refresh
-from dmm.index.refresh import open_fresh, posting_weights
-from dmm.index.similar import _idf, corpus_stats, top_sharing
+from dmm.index.refresh import open_fresh
 from tests.benchmarks.generate import generate
 from tests.conftest import memory_text
 from tests.index.test_refresh import age
@@ -53,9 +49,6 @@ def test_statistics_follow_additions_edits_and_removals(repo):
     assert (report.read, report.removed) == (3, 1)
     assert kept(conn) == counted(conn)
     assert len(kept(conn)[1]) == 1  # the edited ones no longer record a move
-    # every bound holds: no posting weighs more than its term's top
-    assert not conn.execute("SELECT count(*) FROM postings p JOIN terms t ON t.term = p.term "
-                            "WHERE p.weight > t.top").fetchone()[0]
     conn.close()
 
 
@@ -67,38 +60,4 @@ def test_a_large_refresh_counts_the_statistics_once(repo, monkeypatch):
     conn, report = open_fresh(repo.ws)
     assert report.read == 30
     assert kept(conn) == counted(conn)
-    tops = dict(conn.execute("SELECT term, max(weight) FROM postings GROUP BY term"))
-    assert dict(conn.execute("SELECT term, top FROM terms")) == tops
-    conn.close()
-
-
-def oracle(conn, query: dict[str, float], n: int) -> list[int]:
-    """The candidate search as one statement summing every shared term's postings (what
-    similar.py did before it read only some of them)."""
-    values = ",".join("(?, ?)" for _ in query)
-    args = [x for pair in query.items() for x in pair]
-    return sorted(d for (d,) in conn.execute(
-        f"WITH q(term, w) AS (VALUES {values}) SELECT p.doc FROM q JOIN postings p "
-        f"ON p.term = q.term GROUP BY p.doc ORDER BY sum(q.w * p.weight) DESC, p.doc LIMIT ?",
-        args + [n]))
-
-
-def test_the_candidate_search_finds_what_summing_every_posting_finds(repo):
-    generate(repo.memory, 200, seed=11)
-    conn, _ = open_fresh(repo.ws)
-    from dmm.index import read
-
-    memories = read.memories(conn)
-    n_docs = len(memories) + 1
-    rng = random.Random(5)
-    for memory in rng.sample(memories, 25):
-        weights, _ = posting_weights(memory)
-        stats = corpus_stats(conn, list(weights))
-        idf = _idf(stats, n_docs)
-        # the whole memory, and a short text of a few of its words (rare and common alike)
-        for terms in (list(weights), rng.sample(sorted(weights), 4)):
-            query = {t: weights[t] * idf[t] for t in terms if t in idf}
-            tops = {t: stats[t].top for t in query}
-            for n in (1, 5, 50):
-                assert top_sharing(conn, query, tops, n) == oracle(conn, query, n)
     conn.close()
