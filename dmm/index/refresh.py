@@ -268,6 +268,7 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
                 # a cheap token that says "memories may have changed" (conflict scans compare it)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)",
                              (str(time.time_ns()),))
+                _touch(conn, removed + changed)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:  # SQLite has already rolled back after some errors
@@ -313,6 +314,24 @@ def _known_files(conn: sqlite3.Connection) -> dict[str, store.FileStat]:
 def _indexed_with(conn: sqlite3.Connection) -> str | None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'indexed_with'").fetchone()
     return row[0] if row else None
+
+
+def _touch(conn: sqlite3.Connection, paths: list[str]) -> None:
+    """Add ``paths`` to those re-read or removed since the last conflict scan recorded what it
+    scanned (conflicts/store.py: only their digests can differ from what it scanned). Kept
+    only once a scan started the list: before, every digest is compared anyway."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'touched'").fetchone()
+    if row is None:
+        return
+    try:
+        known = marshal.loads(row[0])
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+    if not isinstance(known, list):
+        raise sqlite3.DatabaseError("damaged cache metadata: touched paths")
+    merged = sorted(set(known).union(paths))
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('touched', ?)",
+                 (marshal.dumps(merged),))
 
 
 RECOUNT_MIN = 500  # memories (re)read at once from which the statistics are counted anew

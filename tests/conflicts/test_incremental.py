@@ -73,3 +73,38 @@ def test_an_incremental_scan_finds_what_a_full_scan_finds_for_the_changed_memori
     assert full, "the planted changes bring conflicts"
     assert incremental == full
 
+
+
+def test_what_changed_since_the_scan_is_read_from_the_touched_files_alone(store):
+    from dmm.conflicts import store as conflict_store
+    from dmm.conflicts.analyzers import fingerprint
+
+    repo, conn = store
+    paths = files(repo)
+    ids = [memory_id(p) for p in paths[:4]]
+    paths[0].write_text(paths[0].read_text() + "\nOne more sentence.\n")  # changed
+    paths[1].touch()  # re-read, the same content
+    paths[2].unlink()  # gone
+    (paths[3].parent / "moved.md").write_text(paths[3].read_text())  # moved: a new path
+    paths[3].unlink()
+    conn.close()
+    conn, _ = open_fresh(repo.ws)
+    fp = fingerprint(repo.ws.config["conflicts"])
+    touched = conflict_store.touched_paths(conn)
+    assert touched is not None and len(touched) == 5
+    by_touched = conflict_store.changed_since_scan(conn, fp)
+    assert by_touched == ({ids[0], ids[3]}, True)
+    conn.execute("DELETE FROM meta WHERE key = 'touched'")  # not known: every digest decides
+    assert conflict_store.changed_since_scan(conn, fp) == by_touched
+    conn.close()
+    conn, _ = open_fresh(repo.ws)
+    run_scan(repo.ws, conn)  # records the scanned digests from every row again, then tracks
+    scanned = conflict_store._scanned(conn)
+    assert scanned == conflict_store._digests(conn) and conflict_store.touched_paths(conn) == []
+    paths[0].write_text(paths[0].read_text() + "\nAnd another.\n")
+    conn.close()
+    conn, _ = open_fresh(repo.ws)
+    assert conflict_store.changed_since_scan(conn, fp) == ({ids[0]}, False)
+    run_scan(repo.ws, conn)
+    assert conflict_store._scanned(conn) == conflict_store._digests(conn)
+    conn.close()
