@@ -99,8 +99,10 @@ def status_cmd(ctx, no_headers, as_json) -> int:
 @click.argument("hook")
 @click.argument("args", nargs=-1)
 @click.option("--detached", is_flag=True, help="Be the background scan a hook started.")
+@click.option("--publish-only", is_flag=True, help="With --detached: only keep the hook's "
+              "scan for the other work trees.")
 @click.pass_context
-def run_cmd(ctx, hook, args, detached) -> int:
+def run_cmd(ctx, hook, args, detached, publish_only) -> int:
     """Entry point of the shims (and of the pre-commit framework hook)."""
     import os
 
@@ -111,7 +113,7 @@ def run_cmd(ctx, hook, args, detached) -> int:
 
         os.environ.pop("GIT_INDEX_FILE", None)
         if detached:  # its output goes to the log the hook named
-            hook_run.detached(workspace(ctx, repair=False))
+            hook_run.detached(workspace(ctx, repair=False), publish_only)
             return 0
         notice = hook_run.run(workspace(ctx, repair=False))  # a hook never writes git's index
         if notice:

@@ -32,12 +32,15 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
              since: str | None = None, memory: str | None = None,
              methods: list[str] | None = None, progress=None,
              rule_extraction: bool | None = None, announce=None, judge_progress=None,
-             ) -> ScanResult:
+             publish: bool = True) -> ScanResult:
     """Scan (see scanner.scan). ``rule_extraction``: ask the judge about the scan's candidate
     pairs (None: as ``[judge] use_rule_extraction`` says); with the judge on, cached verdicts
     count in every scan. ``announce(pairs, tokens, model, where)`` is called before anything
     is sent, ``judge_progress(done, total)`` while it is. A judge that is off, missing or
-    failing adds a line to the result's errors; the rules' answer stands."""
+    failing adds a line to the result's errors; the rules' answer stands. ``publish``: keep
+    the result for the other work trees (shared.py) now; False leaves it to the caller
+    (``publish``; the hook does it in the background: it costs in proportion to the
+    conflicts)."""
     cfg = ws.config["conflicts"]
     focus, kind = None, "full"
     if memory:
@@ -74,7 +77,7 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
             result = scan(conn, cfg, scan_type=kind, focus_ids=focus, methods=methods,
                           progress=progress, second_pass=second,
                           loaded=loaded[1:] if loaded else None)
-            if methods is None:  # the cache is up to date: the other work trees may use it
+            if methods is None and publish:  # up to date: the other work trees may use it
                 shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
@@ -150,6 +153,14 @@ def adopt(ws: Workspace, conn: sqlite3.Connection) -> bool:
                                 _judged_by(_second_pass(ws, False, None, None)[0]))
     except (BusyError, sqlite3.OperationalError):
         return False
+
+
+def publish(ws: Workspace, conn: sqlite3.Connection) -> None:
+    """Keep the conflicts of the up-to-date cache ``conn`` for the other work trees, as a
+    scan does (shared.py)."""
+    with db.write_lock(ws.state_dir):
+        shared.publish(ws, conn, fingerprint(ws.config["conflicts"]),
+                       _judged_by(_second_pass(ws, False, None, None)[0]))
 
 
 def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None:

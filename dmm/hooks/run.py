@@ -40,7 +40,10 @@ def run(ws: Workspace, background: bool = True) -> str | None:
     try:
         pending = _pending(ws, conn) if background else 0
         if pending <= FOREGROUND_MAX:
-            return scan(ws, conn)
+            notice = scan(ws, conn, publish=not background)
+            if background:  # what the other work trees adopt: in proportion to the conflicts
+                start_background(ws, publish_only=True)
+            return notice
     finally:
         conn.close()
     log = start_background(ws)
@@ -61,10 +64,11 @@ def _pending(ws: Workspace, conn) -> int:
     return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
 
 
-def start_background(ws: Workspace) -> Path:
+def start_background(ws: Workspace, publish_only: bool = False) -> Path:
     """Start the detached scan (`dmm hooks run --detached`); returns its log's path. Its
     input, output and session are its own: git, and whoever reads git's output, never wait
-    for it."""
+    for it. ``publish_only``: the hook scanned; only keep the result for the other work
+    trees."""
     log = ws.state_dir / LOG_NAME
     log.parent.mkdir(parents=True, exist_ok=True)
     if log.exists() and log.stat().st_size > LOG_MAX_BYTES:
@@ -72,33 +76,46 @@ def start_background(ws: Workspace) -> Path:
     with open(log, "a", encoding="utf-8") as out:
         # -I: this installed dmm, never a dmm/ package of the repository it runs in
         subprocess.Popen([sys.executable, "-I", "-m", "dmm", "hooks", "run", "--detached",
-                          "post-commit"], cwd=ws.root, stdin=subprocess.DEVNULL, stdout=out,
+                          *(["--publish-only"] if publish_only else []), "post-commit"],
+                         cwd=ws.root, stdin=subprocess.DEVNULL, stdout=out,
                          stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
     return log
 
 
-def detached(ws: Workspace) -> None:
+def detached(ws: Workspace, publish_only: bool = False) -> None:
     """The background scan: wait for any other one of the clone, then scan what is still
-    unscanned, writing what it found (or why it failed) to the log on stdout."""
+    unscanned, writing what it found (or why it failed) to the log on stdout.
+    ``publish_only``: keep the scan the hook made for the other work trees, as the cache holds
+    it (never refreshed here: files changed since are the next commit's, and its hook's to
+    report as new)."""
+    from dmm.conflicts import service, store
+    from dmm.conflicts.analyzers import fingerprint
     from dmm.fsutil import file_lock
-
-    started = time.monotonic()
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} scan started (pid {os.getpid()})", flush=True)
+    from dmm.index import db
     from dmm.index.refresh import open_fresh
 
+    started = time.monotonic()
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {'publish' if publish_only else 'scan'} "
+          f"started (pid {os.getpid()})", flush=True)
     with file_lock(ws.shared_state_dir / LOCK_NAME):
-        conn, _ = open_fresh(ws)
+        conn = db.connect(ws.state_dir) if publish_only else open_fresh(ws)[0]
         try:
-            notice = scan(ws, conn)
+            if not publish_only:
+                notice = scan(ws, conn) or "no new memory conflict"
+            elif not store.needs_scan(conn, fingerprint(ws.config["conflicts"])):
+                service.publish(ws, conn)
+                notice = "kept for the other work trees"
+            else:
+                notice = "the cache moved on: the next scan keeps its result"
         finally:
             conn.close()
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} scan done in {time.monotonic() - started:.1f} s: "
-          f"{notice or 'no new memory conflict'}", flush=True)
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {'publish' if publish_only else 'scan'} done "
+          f"in {time.monotonic() - started:.1f} s: {notice}", flush=True)
 
 
-def scan(ws: Workspace, conn) -> str | None:
+def scan(ws: Workspace, conn, publish: bool = True) -> str | None:
     """Scan with the fresh cache ``conn``; return the one-line notice, or None when nothing
-    new was found.
+    new was found. ``publish``: as service.run_scan's.
 
     New means new to the store: a conflict the changed memories brought. A cache that was
     rebuilt (`dmm reindex`, a fresh clone, a deleted cache) rescans everything and
@@ -108,7 +125,7 @@ def scan(ws: Workspace, conn) -> str | None:
     from dmm.conflicts import store
     from dmm.conflicts.service import run_scan
 
-    result = run_scan(ws, conn)
+    result = run_scan(ws, conn, publish=publish)
     decided = store.decisions(ws.conflicts_dir)
     found = {cid: row for cid in result.new_conflict_ids if cid not in decided
              for row in conn.execute("SELECT type, a, b FROM conflicts "
