@@ -115,7 +115,8 @@ def run_cmd(ctx, hook, args, detached, publish_only) -> int:
         if detached:  # its output goes to the log the hook named
             hook_run.detached(workspace(ctx, repair=False), publish_only)
             return 0
-        notice = hook_run.run(workspace(ctx, repair=False))  # a hook never writes git's index
+        # a hook never writes git's index
+        notice = hook_run.run(workspace(ctx, repair=False), hook=hook)
         if notice:
             click.echo(notice, err=True)
     except Exception as exc:  # noqa: BLE001 - a hook never fails the git command

@@ -31,12 +31,13 @@ LOCK_NAME = "hook-scan.lock"  # in the clone's shared state folder: one scan at 
 LOG_MAX_BYTES = 256 * 1024  # the log starts again beyond this
 
 
-def run(ws: Workspace, background: bool = True) -> str | None:
+def run(ws: Workspace, background: bool = True, hook: str | None = None) -> str | None:
     """Scan, or hand a large scan to a background process (``background``); return the
-    one-line notice for stderr, or None when nothing new was found."""
+    one-line notice for stderr, or None when nothing new was found. ``hook``: the git hook
+    running, whose commits say which memory files changed: only those are looked at."""
     from dmm.index.refresh import open_fresh
 
-    conn, _ = open_fresh(ws)
+    conn, _ = open_fresh(ws, paths=_changed_paths(ws, hook) if hook else None)
     try:
         pending = _pending(ws, conn) if background else 0
         if pending <= FOREGROUND_MAX:
@@ -139,6 +140,26 @@ def scan(ws: Workspace, conn, publish: bool = True) -> str | None:
     listed = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
     return (f"dmm: {count(len(found), 'new memory conflict')} found ({listed}): "
             "run `dmm conflicts list`")
+
+
+def _changed_paths(ws: Workspace, hook: str) -> list[str] | None:
+    """The memory files (relative to .dmm/memory/) the git command running ``hook`` changed:
+    the last commit's (post-commit), or those between ORIG_HEAD and HEAD (a merge); None
+    when git cannot say (the cache then looks at every file): a rewrite (an amend leaves
+    ORIG_HEAD where an older command put it) or a first commit."""
+    from dmm.gitrepo import Git
+
+    if hook not in ("post-commit", "post-merge"):
+        return None
+    git = Git(ws.root)
+    base = "HEAD~1" if hook == "post-commit" else "ORIG_HEAD"
+    if git.rev_parse(base) is None:
+        return None
+    done = git.run("diff", "--no-renames", "--name-only", "-z", base, "HEAD", "--",
+                   ".dmm/memory", check=False)
+    if done.returncode != 0:
+        return None
+    return [p.removeprefix(".dmm/memory/") for p in done.stdout.split("\0") if p]
 
 
 def _last_commit_memories(ws: Workspace, conn) -> set[str]:

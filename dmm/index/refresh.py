@@ -48,12 +48,16 @@ class RefreshReport:
 
 
 def open_fresh(ws: Workspace, progress: Progress | None = None,
-               ) -> tuple[sqlite3.Connection, RefreshReport]:
-    """Connect to the cache and bring it up to date with the working tree."""
+               paths: list[str] | None = None) -> tuple[sqlite3.Connection, RefreshReport]:
+    """Connect to the cache and bring it up to date with the working tree. ``paths`` (relative
+    to .dmm/memory/): only these files can have changed (a git hook knows which files the
+    command changed): they alone are looked at, not the whole store."""
     ws.check_layout()  # again: a long-lived server's store may have been swapped for a link
     for attempt in range(2):
         conn = db.connect(ws.state_dir)
         try:
+            if paths is not None:
+                return conn, refresh_paths(conn, ws, paths)
             return conn, refresh(conn, ws, progress)
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -183,6 +187,34 @@ def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None =
         report = _refresh(conn, ws, disk, settings, progress)
         watching.seen(disk, _token(conn))
         return report
+
+
+def refresh_paths(conn: sqlite3.Connection, ws: Workspace, paths: list[str]) -> RefreshReport:
+    """``refresh`` when only ``paths`` can have changed since the last refresh: each is
+    looked at (one lstat), every other file is taken as the cache last saw it. A cache never
+    filled, other settings, or a path the walk would name otherwise (hidden, not ASCII, a
+    folder) get the whole refresh."""
+    import stat
+
+    known = _known_files(conn)
+    settings = f"max_file_bytes={int(ws.config['store']['max_file_bytes'])}"
+    if not known or _indexed_with(conn) != settings:
+        return refresh(conn, ws)
+    disk = dict(known)
+    for rel in paths:
+        if not rel.isascii() or any(p.startswith(".") or not p for p in rel.split("/")):
+            return refresh(conn, ws)
+        try:
+            st = os.lstat(ws.memory_dir / rel)
+        except FileNotFoundError:
+            disk.pop(rel, None)
+            continue
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return refresh(conn, ws)
+        disk[rel] = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
+    return _refresh(conn, ws, disk, settings, None)
 
 
 # how long a command waits for the background process to vouch for the cache before it walks

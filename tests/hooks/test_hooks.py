@@ -205,3 +205,27 @@ def test_a_large_commit_is_scanned_in_the_background(hooked):
     assert stored() == 1
     assert json.loads(hooked.dmm("conflicts", "list", "--json").stdout)["total"] == 1
 
+
+
+def test_the_hook_looks_only_at_the_files_the_commit_changed(hooked):
+    """An edit left uncommitted is not read by the hook of a commit that did not include it
+    (the next command's refresh reads it); the committed one is scanned."""
+    from dmm.index import db, read
+    from dmm.index.refresh import open_fresh
+
+    add_conflicting_pair(hooked)
+    hooked.add("project/other.md", "mem_2025_03_01_001", "Other rule", "Use the other tool.")
+    git(hooked.root, "add", "-A")
+    commit(hooked, "three memories")
+    hooked.add("project/other.md", "mem_2025_03_01_001", "Other rule, edited", "Edited.")
+    hooked.add("project/newest.md", "mem_2025_09_01_001", "Newest rule", "Use the newest tool.",
+               extra="supersedes: [mem_2025_06_01_001]\n")
+    git(hooked.root, "add", ".dmm/memory/project/newest.md")
+    err = commit(hooked, "newest")
+    assert "new memory conflict" in err and "1 supersession" in err
+    conn = db.connect(hooked.ws.state_dir)  # the cache as the hook left it
+    assert [m.title for m in read.find(conn, "mem_2025_03_01_001")] == ["Other rule"]
+    conn.close()
+    conn, _ = open_fresh(hooked.ws)  # any other command walks the store
+    assert [m.title for m in read.find(conn, "mem_2025_03_01_001")] == ["Other rule, edited"]
+    conn.close()
