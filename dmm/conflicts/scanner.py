@@ -1,5 +1,6 @@
 """Run conflict scans: full (every pair), incremental (memories changed since a commit or since
-the last scan, against the whole store) and targeted (one memory).
+the last scan, against the memories a full scan would compare them with) and targeted (one
+memory).
 
 Reads memories from the fresh cache, computes features once, finds the pairs worth comparing
 through an inverted index (terms in more than 2 % of a large store are skipped while looking
