@@ -121,14 +121,22 @@ def scanned(root: Path) -> bool:
     from dmm.index import db
     from dmm.workspace import Workspace
 
+    import fcntl
+
     ws = Workspace(root)
+    lock = ws.shared_state_dir / "hook-scan.lock"
+    if lock.exists():  # a background scan holds it while it runs
+        with open(lock) as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
     if not (ws.state_dir / db.DB_NAME).exists():
         return False
     conn = db.connect(ws.state_dir)
     try:
         delta = cstore.changed_since_scan(conn, fingerprint(ws.config["conflicts"]))
-        return delta is not None and not delta[0] and not delta[1] and \
-            not (ws.state_dir / "hook-scan.lock").exists()
+        return delta is not None and not delta[0] and not delta[1]
     finally:
         conn.close()
 
