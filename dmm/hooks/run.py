@@ -35,22 +35,34 @@ def run(ws: Workspace, background: bool = True, hook: str | None = None) -> str 
     """Scan, or hand a large scan to a background process (``background``); return the
     one-line notice for stderr, or None when nothing new was found. ``hook``: the git hook
     running, whose commits say which memory files changed: only those are looked at."""
+    paths = _changed_paths(ws, hook) if hook else None
+    if background and paths is not None and len(paths) > FOREGROUND_MAX:
+        pending = len(paths)  # many files: not even read here
+    else:
+        pending = _scan_here(ws, paths, background)
+        if not isinstance(pending, int):
+            return pending[0]
+    log = start_background(ws)
+    return (f"dmm: scanning {count(pending, 'changed memory', 'changed memories')} for "
+            f"conflicts in the background (log: {log}); run `dmm conflicts list` once it is "
+            "done")
+
+
+def _scan_here(ws: Workspace, paths: list[str] | None, background: bool):
+    """Scan here when few memories need it: (the notice,); else how many need it."""
     from dmm.index.refresh import open_fresh
 
-    conn, _ = open_fresh(ws, paths=_changed_paths(ws, hook) if hook else None)
+    conn, _ = open_fresh(ws, paths=paths)
     try:
         pending = _pending(ws, conn) if background else 0
         if pending <= FOREGROUND_MAX:
             notice = scan(ws, conn, publish=not background)
             if background:  # what the other work trees adopt: in proportion to the conflicts
                 start_background(ws, publish_only=True)
-            return notice
+            return (notice,)
     finally:
         conn.close()
-    log = start_background(ws)
-    return (f"dmm: scanning {count(pending, 'changed memory', 'changed memories')} for "
-            f"conflicts in the background (log: {log}); run `dmm conflicts list` once it is "
-            "done")
+    return pending
 
 
 def _pending(ws: Workspace, conn) -> int:
