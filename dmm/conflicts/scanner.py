@@ -308,10 +308,11 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
         wanted |= other_answers(conn, memory.title).keys()
     n = conn.execute("SELECT count(DISTINCT id) FROM memories").fetchone()[0]
     active_n = conn.execute(f"SELECT count(*) FROM memories m WHERE {ACTIVE}").fetchone()[0]
-    wanted |= _compared(conn, [docs[i] for i in focus], min_sim, n, active_n)
+    compared, by_doc = _compared(conn, [docs[i] for i in focus], min_sim, n, active_n)
+    wanted |= compared
     docs.update(_docs(conn, wanted - set(docs)))
     subset = list(read.memories_by_doc(conn, [docs[i] for i in wanted if i in docs]).values())
-    by_doc = _weights(conn, [docs[m.id] for m in subset])
+    by_doc.update(_weights(conn, [docs[m.id] for m in subset if docs[m.id] not in by_doc]))
     weights = {m.id: by_doc.get(docs[m.id], EMPTY) for m in subset}
     # document frequencies from the statistics the cache keeps
     stats = corpus_stats(conn, sorted({t for w in weights.values() for t in w}))
@@ -320,17 +321,18 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
 
 
 def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n: int,
-              active_n: int) -> set[str]:
+              active_n: int) -> tuple[set[str], dict[int, TermVector]]:
     """Ids of the memories a full scan compares with an active memory of ``focus_docs`` by
     shared words (candidate_pairs: an active memory with at least MIN_SHARED_TERMS of its
     terms found in at most max_df active memories of the store) whose cosine with it reaches
     ``min_sim`` (a pair below is not compared): found from the postings of those rare terms
-    alone, and the cosines from the postings of the memories found."""
+    alone, and the cosines from the postings of the memories found; and the term weights
+    read meanwhile, by doc (not read again)."""
     focus = [d for (d,) in conn.execute(
         f"SELECT m.doc FROM memories m WHERE m.doc IN ({','.join('?' * len(focus_docs))}) "
         f"AND {ACTIVE}", focus_docs)]
     if not focus:
-        return set()
+        return set(), {}
     max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * active_n))
     vectors = _weights(conn, focus)
     stats = corpus_stats(conn, sorted({t for v in vectors.values() for t in v}))
@@ -355,7 +357,7 @@ def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n
             if units[doc].dot(units[d]) >= min_sim - 1e-9}
     return {mid for (mid,) in conn.execute(
         f"SELECT id FROM memories WHERE doc IN ({','.join('?' * len(keep))})",
-        sorted(keep))} if keep else set()
+        sorted(keep))} if keep else set(), vectors
 
 
 def _docs(conn: sqlite3.Connection, ids: set[str]) -> dict[str, int]:
