@@ -98,19 +98,25 @@ def status_cmd(ctx, no_headers, as_json) -> int:
 @command.command("run", hidden=True)
 @click.argument("hook")
 @click.argument("args", nargs=-1)
+@click.option("--detached", is_flag=True, help="Be the background scan a hook started.")
+@click.option("--publish-only", is_flag=True, help="With --detached: only keep the hook's "
+              "scan for the other work trees.")
 @click.pass_context
-def run_cmd(ctx, hook, args) -> int:
+def run_cmd(ctx, hook, args, detached, publish_only) -> int:
     """Entry point of the shims (and of the pre-commit framework hook)."""
     import os
 
     try:
         if not sys.stdin.isatty() and hook == "post-rewrite":
             sys.stdin.read()  # git writes the rewritten commits here; nothing to do with them
-        from dmm.hooks.run import run
+        from dmm.hooks import run as hook_run
 
         os.environ.pop("GIT_INDEX_FILE", None)
         ws = workspace(ctx, repair=False)
-        notice = run(ws)  # a hook never writes git's index
+        if detached:  # its output goes to the log the hook named
+            hook_run.detached(ws, publish_only)
+            return 0
+        notice = hook_run.run(ws, hook=hook)  # a hook never writes git's index
         if notice:
             click.echo(notice, err=True)
         from dmm.semantic.client import warm

@@ -47,6 +47,10 @@ class Corpus:
 
     df: dict[str, int]
     n: int
+    # an incremental scan's: each term's count among the store's active memories, and their
+    # number (the full scan counts them over what it loaded: every memory)
+    active_df: dict[str, int] | None = None
+    active_n: int = 0
 
     def common(self, term: str) -> bool:
         return self.n >= MIN_STORE and self.df.get(term, 0) > COMMON_SHARE * self.n
@@ -154,30 +158,38 @@ def _changes(point: list[str]) -> list[tuple[str, set[str], set[str]]]:
     return out
 
 
+def unit_vector(raw: Mapping[str, float] | TermVector, df: Mapping[str, int],
+                n: int) -> TermVector:
+    """A memory's TF-IDF vector of unit length from its BM25 weights ``raw``, in a store of
+    ``n`` memories with document frequencies ``df``."""
+    vec = [w * math.log(1 + (n + 1) / df.get(t, 1)) for t, w in raw.items()]
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    # the raw weights' terms, in their order (a TermVector's tuple is shared, not copied)
+    return TermVector(raw.terms if isinstance(raw, TermVector) else tuple(raw),
+                      array("d", [v / norm for v in vec]))
+
+
 def build(memories: list[Memory],
           weights: Mapping[str, Mapping[str, float] | TermVector] | None = None,
           df: dict[str, int] | None = None, n: int | None = None,
-          progress: Callable[[int, int], None] | None = None) -> dict[str, Features]:
+          progress: Callable[[int, int], None] | None = None,
+          active: tuple[dict[str, int], int] | None = None) -> dict[str, Features]:
     """Features of ``memories``. ``weights`` (BM25 term weights by memory id, as in the cache's
     postings: dicts or TermVectors) are computed when not given; ``df`` and ``n`` (document frequencies and store
     size) default to those of ``memories`` themselves. ``progress(done, total)`` is told
-    after each memory (most of a full scan's time is spent here)."""
+    after each memory (most of a full scan's time is spent here). ``active``: the store's
+    (active_df, active_n) when ``memories`` are a part of it (Corpus)."""
     if weights is None:
         weights = {m.id: posting_weights(m)[0] for m in memories}
     if df is None:
         df = Counter(t for w in weights.values() for t in w)
-    corpus = Corpus(df, n or len(memories))
-    n = (n or len(memories)) + 1
+    corpus = Corpus(df, n or len(memories), *(active or (None, 0)))
+    n = n or len(memories)
     out = {}
     for done, m in enumerate(memories):
         if progress is not None and done % 50 == 0:
             progress(done, len(memories))
-        raw = weights.get(m.id, EMPTY)
-        vec = [w * math.log(1 + n / df.get(t, 1)) for t, w in raw.items()]
-        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-        # the raw weights' terms, in their order (a TermVector's tuple is shared, not copied)
-        unit = TermVector(raw.terms if isinstance(raw, TermVector) else tuple(raw),
-                          array("d", [v / norm for v in vec]))
+        unit = unit_vector(weights.get(m.id, EMPTY), df, n)
         body = m.body
         prose = without_code(body)
         stated = stated_prose(prose)

@@ -1,5 +1,6 @@
 """Run conflict scans: full (every pair), incremental (memories changed since a commit or since
-the last scan, against the whole store) and targeted (one memory).
+the last scan, against the memories a full scan would compare them with) and targeted (one
+memory).
 
 Reads memories from the fresh cache, computes features once, finds the pairs worth comparing
 through an inverted index (terms in more than 2 % of a large store are skipped while looking
@@ -16,7 +17,7 @@ import sqlite3
 import sys
 import time
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from dmm.conflicts import narrative, relations, sanity, store
@@ -24,12 +25,13 @@ from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import fingerprint, registry
 from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.contexts import apart
-from dmm.conflicts.features import Features, build
+from dmm.conflicts.features import Features, build, unit_vector
 from dmm.conflicts.merger import merge
 from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
 from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index import db, read
-from dmm.index.similar import similar_memories
+from dmm.index.refresh import ACTIVE
+from dmm.index.similar import corpus_stats, similar_memories
 
 MAX_DF_RATIO = 0.02
 MIN_MAX_DF = 50
@@ -84,7 +86,16 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
         for family in features[i].choices:
             if _bound(features[i], family):
                 chosen[family].append(i)
-    max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * len(active)))
+    corpus = next(iter(features.values())).corpus if features else None
+    if corpus is not None and corpus.active_df is not None:
+        # an incremental scan loaded a part of the store: a word is common by the store's
+        # counts, as the full scan finds it (the part's would make every word rare)
+        max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * corpus.active_n))
+        counts = corpus.active_df
+        rare = lambda term, docs: counts.get(term, len(docs)) <= max_df  # noqa: E731
+    else:
+        max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * len(active)))
+        rare = lambda term, docs: len(docs) <= max_df  # noqa: E731
     # the pairs the alternatives compared: few. The pairs found by shared words are not kept
     # (millions in a full scan of a large store); each is met once, from its smaller id when
     # both memories are in focus
@@ -123,7 +134,7 @@ def candidate_pairs(features: dict[str, Features], focus: set[str], min_sim: flo
         shared: dict[str, int] = defaultdict(int)
         for term in f.vector:
             docs = postings.get(term, ())
-            if len(docs) <= max_df:
+            if rare(term, docs):
                 for j in docs:
                     shared[j] += 1
         # one shared rare word (an id, a number) is chance; two start to be a subject
@@ -227,9 +238,6 @@ def co_retrieved_pairs(features: dict[str, Features], focus: set[str], together:
     return out
 
 
-NEIGHBOURS = 60  # per changed memory, in an incremental scan
-
-
 def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, TermVector]:
     """BM25 term weights from the cache's postings (no re-tokenising), as compact vectors
     (vectors.py). SQLite returns a new string for every row: each term is interned, kept once
@@ -286,33 +294,35 @@ def other_answers(conn: sqlite3.Connection, title: str) -> dict[str, int]:
 
 
 def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
-                  progress=None, extra: set[str] = frozenset(),
+                  progress=None, extra: set[str] = frozenset(), min_sim: float = 0.0,
                   ) -> tuple[dict[str, Features], set[str]]:
     """Features for a scan and the ids it is about.
 
     A full scan (``focus_ids`` None) reads every memory. An incremental or targeted scan reads
-    only the changed memories, their nearest neighbours by the cache's postings, the memories
-    linked to them by `supersedes`, the memories that record a move "from X to Y"
-    (reversals), those choosing another answer to the same question (alternatives.py) and
-    ``extra`` ones (the judge's verdicts' other memories), with document frequencies from
-    the whole store; that keeps a hook's scan fast on large stores.
+    only the changed memories, the memories a full scan would compare them with by shared
+    words (``_compared``; ``min_sim``: the scan's pair_similarity), the memories linked to
+    them by `supersedes`, the memories that record a move "from X to Y" (reversals), those
+    choosing another answer to the same question (alternatives.py) and ``extra`` ones (the
+    judge's verdicts' other memories), with the store's statistics the cache keeps (document
+    frequencies, its size): work in proportion to the change, not to the store, so a hook's
+    scan stays fast on large stores.
     """
     # every read in one snapshot (a refresh by another process in between would renumber the
     # rows one statement found and the next looks up); the features are computed after it, so
     # no writer waits for them
     with db.snapshot(conn):
-        memories, weights, df, n, focus = _read_for_scan(conn, focus_ids, extra)
-    return build(memories, weights, df, n, progress), focus
+        memories, weights, df, n, focus, active = _read_for_scan(conn, focus_ids, extra,
+                                                                 min_sim)
+    return build(memories, weights, df, n, progress, active), focus
 
 
 def _chains(ids: set[str], links: dict[str, list[str]]) -> set[str]:
     """The memories joined to ``ids`` by `supersedes` links, either way, at any distance."""
     near: dict[str, set[str]] = {}
-    for mid, olds in links.items():
+    for mid, olds in links.items():  # links: the memories that supersede something
         for old in olds:
-            if old in links:
-                near.setdefault(mid, set()).add(old)
-                near.setdefault(old, set()).add(mid)
+            near.setdefault(mid, set()).add(old)
+            near.setdefault(old, set()).add(mid)
     seen, todo = set(ids), [i for i in ids if i in near]
     while todo:
         for other in near[todo.pop()] - seen:
@@ -322,20 +332,24 @@ def _chains(ids: set[str], links: dict[str, list[str]]) -> set[str]:
 
 
 def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
-                   extra: set[str] = frozenset()) -> tuple:
-    docs = dict(conn.execute("SELECT id, doc FROM memories"))
+                   extra: set[str] = frozenset(), min_sim: float = 0.0) -> tuple:
     if focus_ids is None:
+        docs = dict(conn.execute("SELECT id, doc FROM memories"))
         memories = read.memories(conn)
         by_doc = _weights(conn, None)
         weights = {m.id: by_doc.get(docs[m.id], EMPTY) for m in memories}
-        return memories, weights, None, None, {m.id for m in memories}
+        return memories, weights, None, None, {m.id for m in memories}, None
+    # only the rows of the memories the scan loads: never the whole store's (each of these
+    # reads was proportional to the store, for one changed memory)
+    docs = _docs(conn, set(focus_ids) | set(extra))
     focus = {i for i in focus_ids if i in docs}
     wanted = set(focus) | {i for i in extra if i in docs}
-    links = {mid: json.loads(sup) for mid, sup in conn.execute(
-        "SELECT id, supersedes FROM memories")}
+    links = _links(conn)
     # a changed link may open or close a circle whose finding is stored under two other
     # memories of the chain: the whole chain is scanned again
-    focus |= _chains(focus, links)
+    chained = _chains(focus, links)
+    docs.update(_docs(conn, chained - set(docs)))
+    focus |= {i for i in chained if i in docs}
     wanted |= focus
     for mid, olds in links.items():
         if mid in focus or focus & set(olds):
@@ -344,22 +358,81 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
     targets = {old for mid in wanted for old in links.get(mid, [])}
     wanted |= {mid for mid, olds in links.items() if targets & set(olds)}
     wanted |= {row[0] for row in conn.execute(
-        "SELECT m.id FROM memories m JOIN bodies b ON b.doc = m.doc "
-        "WHERE b.body LIKE '%from %to %' AND m.status = 'active'")}
+        "SELECT m.id FROM moves v JOIN memories m ON m.doc = v.doc WHERE m.status = 'active'")}
     for memory in read.memories_by_doc(conn, [docs[i] for i in focus]).values():
-        wanted |= {s.memory_id for s in similar_memories(conn, memory, limit=NEIGHBOURS)}
         wanted |= other_answers(conn, memory.title).keys()
+    n = conn.execute("SELECT count(DISTINCT id) FROM memories").fetchone()[0]
+    active_n = conn.execute(f"SELECT count(*) FROM memories m WHERE {ACTIVE}").fetchone()[0]
+    compared, by_doc = _compared(conn, [docs[i] for i in focus], min_sim, n, active_n)
+    wanted |= compared
+    docs.update(_docs(conn, wanted - set(docs)))
     subset = list(read.memories_by_doc(conn, [docs[i] for i in wanted if i in docs]).values())
-    by_doc = _weights(conn, [docs[m.id] for m in subset])
+    by_doc.update(_weights(conn, [docs[m.id] for m in subset if docs[m.id] not in by_doc]))
     weights = {m.id: by_doc.get(docs[m.id], EMPTY) for m in subset}
-    terms = sorted({t for w in weights.values() for t in w})
-    df: dict[str, int] = {}
-    for start in range(0, len(terms), 500):
-        chunk = terms[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        df.update(conn.execute(f"SELECT term, count(*) FROM postings WHERE term IN ({marks}) "
-                               "GROUP BY term", chunk))
-    return subset, weights, df, len(docs), focus
+    # document frequencies from the statistics the cache keeps
+    stats = corpus_stats(conn, sorted({t for w in weights.values() for t in w}))
+    df = {term: s.df for term, s in stats.items()}
+    return subset, weights, df, n, focus, ({t: s.active for t, s in stats.items()}, active_n)
+
+
+def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n: int,
+              active_n: int) -> tuple[set[str], dict[int, TermVector]]:
+    """Ids of the memories a full scan compares with an active memory of ``focus_docs`` by
+    shared words (candidate_pairs: an active memory with at least MIN_SHARED_TERMS of its
+    terms found in at most max_df active memories of the store) whose cosine with it reaches
+    ``min_sim`` (a pair below is not compared): found from the postings of those rare terms
+    alone, and the cosines from the postings of the memories found; and the term weights
+    read meanwhile, by doc (not read again)."""
+    focus = [d for (d,) in conn.execute(
+        f"SELECT m.doc FROM memories m WHERE m.doc IN ({','.join('?' * len(focus_docs))}) "
+        f"AND {ACTIVE}", focus_docs)]
+    if not focus:
+        return set(), {}
+    max_df = max(MIN_MAX_DF, int(MAX_DF_RATIO * active_n))
+    vectors = _weights(conn, focus)
+    stats = corpus_stats(conn, sorted({t for v in vectors.values() for t in v}))
+    found: dict[int, set[int]] = {}
+    for doc in focus:
+        rare = [t for t in vectors.get(doc, EMPTY) if stats[t].active <= max_df]
+        shared: Counter = Counter()
+        for start in range(0, len(rare), 500):
+            chunk = rare[start:start + 500]
+            shared.update(d for (d,) in conn.execute(
+                f"SELECT p.doc FROM postings p JOIN memories m ON m.doc = p.doc WHERE p.term IN "
+                f"({','.join('?' * len(chunk))}) AND {ACTIVE}", chunk))
+        found[doc] = {d for d, k in shared.items() if k >= MIN_SHARED_TERMS and d != doc}
+    others = sorted(set().union(*found.values()) - set(vectors))
+    vectors.update(_weights(conn, others))
+    stats.update(corpus_stats(conn, sorted({t for v in vectors.values() for t in v}
+                                           - set(stats))))
+    df = {t: s.df for t, s in stats.items()}
+    units = {doc: unit_vector(v, df, n) for doc, v in vectors.items()}
+    # a little below the floor: the scan compares these again from their features, exactly
+    keep = {d for doc, ds in found.items() for d in ds
+            if units[doc].dot(units[d]) >= min_sim - 1e-9}
+    return {mid for (mid,) in conn.execute(
+        f"SELECT id FROM memories WHERE doc IN ({','.join('?' * len(keep))})",
+        sorted(keep))} if keep else set(), vectors
+
+
+def _docs(conn: sqlite3.Connection, ids: set[str]) -> dict[str, int]:
+    """The cache row of each of ``ids`` it holds (of two files with one id, the last read,
+    as a scan of the whole table found)."""
+    out: dict[str, int] = {}
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start:start + 500]
+        out.update(conn.execute(f"SELECT id, max(doc) FROM memories WHERE id IN "
+                                f"({','.join('?' * len(chunk))}) GROUP BY id", chunk))
+    return out
+
+
+def _links(conn: sqlite3.Connection) -> dict[str, list[str]]:
+    """Each memory's `supersedes` list, for the memories (by id) where some file with that id
+    supersedes something: the rows of every other memory are never returned."""
+    return {mid: json.loads(sup) for mid, sup in conn.execute(
+        "SELECT id, supersedes FROM memories WHERE id IN "
+        "(SELECT id FROM memories WHERE supersedes != '[]') ORDER BY doc")}
 
 
 def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
@@ -388,7 +461,8 @@ def scan(conn: sqlite3.Connection, config: dict, *, scan_type: str = "full",
         extra = second_pass.partners(conn, focus_ids) if second_pass else set()
         if focus_ids is not None and together:  # the partners the queries return with them
             extra = extra | {x for pair in together if set(pair) & focus_ids for x in pair}
-        features, focus = load_features(conn, focus_ids, progress, extra)
+        features, focus = load_features(conn, focus_ids, progress, extra,
+                                        config["pair_similarity"])
     judged = second_pass.candidates(conn, features, focus) if second_pass else None
     conflicts, artifacts = detect(features, focus, config, use, started_at, judged, together)
     # the story's rules that need no model: working sessions, progression (narrative.py)

@@ -33,14 +33,16 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
              since: str | None = None, memory: str | None = None,
              methods: list[str] | None = None, progress=None,
              rule_extraction: bool | None = None, announce=None, judge_progress=None,
-             scopes: list[str] | None = None) -> ScanResult:
+             scopes: list[str] | None = None, publish: bool = True) -> ScanResult:
     """Scan (see scanner.scan). ``rule_extraction``: ask the judge about the scan's candidate
     pairs (None: as ``[judge] use_rule_extraction`` says); with the judge on, cached verdicts
     count in every scan. ``announce(pairs, tokens, model, where)`` is called before anything
     is sent, ``judge_progress(done, total)`` while it is. A judge that is off, missing or
     failing adds a line to the result's errors; the rules' answer stands. ``scopes``: scan
     every memory of these scopes against the store (seed 002's scope-limited detection),
-    and nothing else."""
+    and nothing else. ``publish``: keep the result for the other work trees (shared.py)
+    now; False leaves it to the caller (``publish``; the hook does it in the background:
+    it costs in proportion to the conflicts)."""
     cfg = ws.config["conflicts"]
     methods, rule_extraction = named_methods(methods, rule_extraction)
     focus, kind = None, "full"
@@ -84,7 +86,8 @@ def run_scan(ws: Workspace, conn: sqlite3.Connection, *, full: bool = False,
                           progress=progress, second_pass=second,
                           loaded=loaded[1:] if loaded else None, complete=not scopes,
                           together=_together(ws, focus, methods), commits=_commits(ws))
-            if methods is None and not scopes:  # up to date: the other work trees may use it
+            # up to date: the other work trees may use it
+            if methods is None and not scopes and publish:
                 shared.publish(ws, conn, fingerprint(cfg), _judged_by(second))
     except ValueError as exc:
         raise InvalidInputError(str(exc)) from exc
@@ -172,7 +175,8 @@ def _judge(conn: sqlite3.Connection, cfg: dict, focus: set[str] | None, second,
     from dmm.conflicts.scanner import candidates, load_features, nearest
 
     generation = _generation(conn)
-    features, scope = load_features(conn, focus, progress, second.partners(conn, focus))
+    features, scope = load_features(conn, focus, progress, second.partners(conn, focus),
+                                    cfg["pair_similarity"])
     flagged = set(by_pair(candidates(features, scope, cfg)))
     near = nearest(features, scope, second.settings.k)
     second.judge_now(conn, {i: f.memory for i, f in features.items()}, scope, flagged, near)
@@ -206,6 +210,14 @@ def adopt(ws: Workspace, conn: sqlite3.Connection) -> bool:
                                 _judged_by(_second_pass(ws, False, None, None)[0]))
     except (BusyError, sqlite3.OperationalError):
         return False
+
+
+def publish(ws: Workspace, conn: sqlite3.Connection) -> None:
+    """Keep the conflicts of the up-to-date cache ``conn`` for the other work trees, as a
+    scan does (shared.py)."""
+    with db.write_lock(ws.state_dir):
+        shared.publish(ws, conn, fingerprint(ws.config["conflicts"]),
+                       _judged_by(_second_pass(ws, False, None, None)[0]))
 
 
 def ensure_current(ws: Workspace, conn: sqlite3.Connection) -> ScanResult | None:

@@ -33,8 +33,9 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
         # a conflict this cache ever reported is not new when it comes back (an undone
         # resolution reopens it; a memory edited back and forth)
         seen = _seen(conn)
-        first_seen = {**seen, **dict(conn.execute("SELECT conflict_id, detected_at "
-                                                  "FROM conflicts"))}
+        first_seen = {**seen, **_stored(conn, "conflict_id, detected_at", "conflict_id",
+                                        None if focus is None else
+                                        [c.conflict_id for c in conflicts])}
         kept = set()  # found by an analyzer this scan did not run: not this scan's to judge
         if methods is not None:
             for cid, record in conn.execute("SELECT conflict_id, record FROM conflicts"):
@@ -43,7 +44,12 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                     kept.add(cid)
         carried = _found_by_passes(conn, methods or set(ANALYZERS))
         kept |= set(carried)
-        stale = conn.execute("SELECT conflict_id, a, b FROM conflicts").fetchall()
+        if focus is None:
+            stale = conn.execute("SELECT conflict_id, a, b FROM conflicts").fetchall()
+        else:  # only the rows of its focus can be replaced (read by the indexes on a and b)
+            rows = {**_stored(conn, "conflict_id, a, b", "a", sorted(focus)),
+                    **_stored(conn, "conflict_id, a, b", "b", sorted(focus))}
+            stale = [(cid, a, b) for cid, (a, b) in rows.items()]
         gone = [cid for cid, a, b in stale if cid not in kept
                 and (focus is None or a in focus or b in focus)]
         for start in range(0, len(gone), 500):
@@ -75,7 +81,9 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
         # only a scan by every analyzer of everything that changed brings the store up to date
         if methods is None and complete:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
-                         (marshal.dumps(_digests(conn)),))
+                         (marshal.dumps(_scanned_now(conn)),))
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('touched', ?)",
+                         (marshal.dumps([]),))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_with', ?)",
                          (fingerprint,))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) SELECT 'scanned_generation', "
@@ -86,6 +94,22 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
             conn.execute("ROLLBACK")
         raise
     return new, len(conflicts) - len(new)
+
+
+def _stored(conn: sqlite3.Connection, columns: str, column: str,
+            values: list[str] | None) -> dict:
+    """Rows of the conflicts table ({first column: the rest}), all, or those whose
+    ``column`` is one of ``values``."""
+    if values is None:
+        return {row[0]: row[1] if len(row) == 2 else row[1:]
+                for row in conn.execute(f"SELECT {columns} FROM conflicts")}
+    out = {}
+    for start in range(0, len(values), 500):
+        chunk = values[start:start + 500]
+        for row in conn.execute(f"SELECT {columns} FROM conflicts WHERE {column} IN "
+                                f"({','.join('?' * len(chunk))})", chunk):
+            out[row[0]] = row[1] if len(row) == 2 else row[1:]
+    return out
 
 
 def _found_by_passes(conn: sqlite3.Connection, ran: set[str]) -> dict[str, dict]:
@@ -158,8 +182,41 @@ def scans(conn: sqlite3.Connection, limit: int = 20) -> list[dict]:
         "SELECT record FROM conflict_scans ORDER BY started_at DESC LIMIT ?", (limit,))]
 
 
-def _digests(conn: sqlite3.Connection) -> dict[str, str]:
-    return dict(conn.execute("SELECT id || ' ' || path, digest FROM memories"))
+def _digests(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, str]:
+    """{"id path": digest} of every memory, or of those at ``paths``."""
+    if paths is None:
+        return dict(conn.execute("SELECT id || ' ' || path, digest FROM memories"))
+    out: dict[str, str] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start:start + 500]
+        out.update(conn.execute(f"SELECT id || ' ' || path, digest FROM memories WHERE path IN "
+                                f"({','.join('?' * len(chunk))})", chunk))
+    return out
+
+
+def _scanned(conn: sqlite3.Connection) -> dict[str, str] | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
+    if row is None:
+        return None
+    try:
+        return marshal.loads(row[0])
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+
+
+def _scanned_now(conn: sqlite3.Connection) -> dict[str, str]:
+    """What the 'scanned' record becomes when the store as the cache holds it is scanned:
+    the record before, with the rows of the paths a refresh touched since (index/refresh.py
+    keeps them) read again; every row when that is not known. Never reads the whole table
+    for a few changed memories."""
+    touched = touched_paths(conn)
+    before = _scanned(conn) if touched is not None else None
+    if before is None:
+        return _digests(conn)
+    paths = set(touched)
+    out = {key: digest for key, digest in before.items() if key.split(" ", 1)[1] not in paths}
+    out.update(_digests(conn, sorted(paths)))
+    return out
 
 
 def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
@@ -168,16 +225,38 @@ def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
     None when this cache never scanned, or scanned with other analyzers or settings. A scan of
     the changed ids also drops the conflicts of memories that went away (store.save), so an
     empty id set can still need a scan."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
-    if row is None or scanned_with(conn) != fingerprint:
+    if scanned_with(conn) != fingerprint:
+        return None
+    before = _scanned(conn)
+    if before is None:
+        return None
+    touched = touched_paths(conn)
+    if touched is None:  # not known since when: every memory's digest decides
+        now = _digests(conn)
+        changed = {key.split(" ", 1)[0] for key, digest in now.items()
+                   if before.get(key) != digest}
+        return changed, bool(set(before) - set(now))
+    # only the paths a refresh touched since the scan can differ
+    paths = set(touched)
+    now = _digests(conn, sorted(paths))
+    changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
+    gone = any(key not in now for key in before if key.split(" ", 1)[1] in paths)
+    return changed, gone
+
+
+def touched_paths(conn: sqlite3.Connection) -> list[str] | None:
+    """The memory files a refresh re-read or removed since the last scan recorded what it
+    scanned (index/refresh.py adds them, save clears them); None when not known."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'touched'").fetchone()
+    if row is None:
         return None
     try:
-        before = marshal.loads(row[0])
+        paths = marshal.loads(row[0])
     except (ValueError, EOFError, TypeError) as exc:
         raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
-    now = _digests(conn)
-    changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
-    return changed, bool(set(before) - set(now))
+    if not isinstance(paths, list):
+        raise sqlite3.DatabaseError("damaged cache metadata: touched paths")
+    return paths
 
 
 def scanned_with(conn: sqlite3.Connection) -> str | None:

@@ -2,7 +2,8 @@
 
 Every command that reads memories calls ``open_fresh``. An unchanged store costs one directory
 walk and one SELECT; changes are applied in one transaction under the cache's write lock, so a
-concurrent dmm process either sees the old state or the new one, never a mixture.
+concurrent dmm process either sees the old state or the new one, never a mixture. The corpus
+statistics (each term's document frequency, table ``terms``) change in the same transaction.
 """
 
 from __future__ import annotations
@@ -47,12 +48,16 @@ class RefreshReport:
 
 
 def open_fresh(ws: Workspace, progress: Progress | None = None,
-               ) -> tuple[sqlite3.Connection, RefreshReport]:
-    """Connect to the cache and bring it up to date with the working tree."""
+               paths: list[str] | None = None) -> tuple[sqlite3.Connection, RefreshReport]:
+    """Connect to the cache and bring it up to date with the working tree. ``paths`` (relative
+    to .dmm/memory/): only these files can have changed (a git hook knows which files the
+    command changed): they alone are looked at, not the whole store."""
     ws.check_layout()  # again: a long-lived server's store may have been swapped for a link
     for attempt in range(2):
         conn = db.connect(ws.state_dir)
         try:
+            if paths is not None:
+                return conn, refresh_paths(conn, ws, paths)
             return conn, refresh(conn, ws, progress)
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -184,6 +189,34 @@ def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None =
         return report
 
 
+def refresh_paths(conn: sqlite3.Connection, ws: Workspace, paths: list[str]) -> RefreshReport:
+    """``refresh`` when only ``paths`` can have changed since the last refresh: each is
+    looked at (one lstat), every other file is taken as the cache last saw it. A cache never
+    filled, other settings, or a path the walk would name otherwise (hidden, not ASCII, a
+    folder) get the whole refresh."""
+    import stat
+
+    known = _known_files(conn)
+    settings = f"max_file_bytes={int(ws.config['store']['max_file_bytes'])}"
+    if not known or _indexed_with(conn) != settings:
+        return refresh(conn, ws)
+    disk = dict(known)
+    for rel in paths:
+        if not rel.isascii() or any(p.startswith(".") or not p for p in rel.split("/")):
+            return refresh(conn, ws)
+        try:
+            st = os.lstat(ws.memory_dir / rel)
+        except FileNotFoundError:
+            disk.pop(rel, None)
+            continue
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return refresh(conn, ws)
+        disk[rel] = (st.st_size, st.st_mtime_ns) if st is not None else (-1, -1)
+    return _refresh(conn, ws, disk, settings, None)
+
+
 # how long a command waits for the background process to vouch for the cache before it walks
 VOUCH_WAIT_S = 2.0
 
@@ -238,11 +271,14 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
             changed = sorted(p for p, st in disk.items()
                              if known.get(p) != st or not same_settings)
             removed = sorted(p for p in known if p not in disk)
+            # the corpus statistics follow each memory, unless most of the store is read
+            # again (a first build): then counting them once at the end is cheaper
+            recount = len(changed) + len(removed) > max(RECOUNT_MIN, len(disk) // 4)
             for path in removed:
-                _forget(conn, path)
+                _forget(conn, path, not recount)
             snapshot = dict(disk)
             for done, path in enumerate(changed, 1):
-                _forget(conn, path)
+                _forget(conn, path, not recount)
                 memory, problems = store.read(ws.memory_dir, path, max_bytes)
                 # racy when changed within RACY_NS of this read (not of the refresh's start:
                 # a first build takes seconds, and every file a checkout had just written
@@ -251,9 +287,11 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
                     snapshot[path] = (disk[path][0], -1)
                 _insert_problems(conn, problems)
                 if memory is not None:
-                    _insert_memory(conn, memory)
+                    _insert_memory(conn, memory, not recount)
                 if progress:
                     progress(done, len(changed))
+            if recount:
+                recount_terms(conn)
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('files', ?)",
                          (marshal.dumps(snapshot),))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('indexed_with', ?)",
@@ -262,6 +300,7 @@ def _refresh(conn: sqlite3.Connection, ws: Workspace, disk: dict[str, store.File
                 # a cheap token that says "memories may have changed" (conflict scans compare it)
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)",
                              (str(time.time_ns()),))
+                _touch(conn, removed + changed)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:  # SQLite has already rolled back after some errors
@@ -309,9 +348,46 @@ def _indexed_with(conn: sqlite3.Connection) -> str | None:
     return row[0] if row else None
 
 
-def _forget(conn: sqlite3.Connection, path: str) -> None:
+def _touch(conn: sqlite3.Connection, paths: list[str]) -> None:
+    """Add ``paths`` to those re-read or removed since the last conflict scan recorded what it
+    scanned (conflicts/store.py: only their digests can differ from what it scanned). Kept
+    only once a scan started the list: before, every digest is compared anyway."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'touched'").fetchone()
+    if row is None:
+        return
+    try:
+        known = marshal.loads(row[0])
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+    if not isinstance(known, list):
+        raise sqlite3.DatabaseError("damaged cache metadata: touched paths")
+    merged = sorted(set(known).union(paths))
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('touched', ?)",
+                 (marshal.dumps(merged),))
+
+
+RECOUNT_MIN = 500  # memories (re)read at once from which the statistics are counted anew
+ACTIVE = "m.status = 'active' AND m.confidence != 'deprecated'"  # Memory.is_active, in SQL
+
+
+def recount_terms(conn: sqlite3.Connection) -> None:
+    """Count the corpus statistics (table ``terms``) anew from every posting."""
+    conn.execute("DELETE FROM terms")
+    conn.execute(f"INSERT INTO terms(term, df, active) SELECT p.term, count(*), "
+                 f"sum({ACTIVE}) FROM postings p JOIN memories m ON m.doc = p.doc "
+                 f"GROUP BY p.term")
+
+
+def _forget(conn: sqlite3.Connection, path: str, stats: bool = True) -> None:
     row = conn.execute("SELECT doc FROM memories WHERE path = ?", (path,)).fetchone()
     if row:
+        if stats:
+            conn.execute(f"UPDATE terms SET df = df - 1, active = active - (SELECT {ACTIVE} "
+                         f"FROM memories m WHERE m.doc = ?) WHERE term IN "
+                         f"(SELECT term FROM postings WHERE doc = ?)", (row[0], row[0]))
+            conn.execute("DELETE FROM terms WHERE df <= 0 AND term IN "
+                         "(SELECT term FROM postings WHERE doc = ?)", (row[0],))
+        conn.execute("DELETE FROM moves WHERE doc = ?", (row[0],))
         conn.execute("DELETE FROM postings WHERE doc = ?", (row[0],))
         conn.execute("DELETE FROM memories WHERE doc = ?", (row[0],))
         conn.execute("DELETE FROM bodies WHERE doc = ?", (row[0],))
@@ -330,7 +406,7 @@ def posting_weights(memory: Memory) -> tuple[dict[str, float], float]:
     return {term: f * (K1 + 1) / (f + norm) for term, f in tf.items()}, length
 
 
-def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
+def _insert_memory(conn: sqlite3.Connection, m: Memory, stats: bool = True) -> None:
     weights, length = posting_weights(m)
     cur = conn.execute(
         "INSERT INTO memories(path, id, title, tags, scope, priority, confidence, status,"
@@ -344,6 +420,13 @@ def _insert_memory(conn: sqlite3.Connection, m: Memory) -> None:
     conn.execute("INSERT INTO bodies(doc, body) VALUES (?, ?)", (doc, m.body))
     conn.executemany("INSERT INTO postings(term, doc, weight) VALUES (?, ?, ?)",
                      [(term, doc, w) for term, w in weights.items()])
+    if stats:
+        active = int(m.is_active)
+        conn.executemany("INSERT INTO terms(term, df, active) VALUES (?, 1, ?) "
+                         "ON CONFLICT(term) DO UPDATE SET df = df + 1, "
+                         "active = active + excluded.active", [(t, active) for t in weights])
+    # the same test the scanner made over every body, made once per memory
+    conn.execute("INSERT INTO moves(doc) SELECT ? WHERE ? LIKE '%from %to %'", (doc, m.body))
 
 
 def _digest(m: Memory) -> str:

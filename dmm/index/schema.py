@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 DDL = """
 CREATE TABLE memories (
@@ -83,4 +83,15 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
 CREATE INDEX conflicts_rank ON conflicts(confidence DESC, conflict_id, type, detection_method);
 CREATE INDEX memories_status_scope ON memories(status, scope);
 CREATE INDEX memories_expires ON memories(expires) WHERE expires IS NOT NULL;
+-- corpus statistics, kept with the postings by every refresh (index/refresh.py): a scan or a
+-- similarity search of one memory reads its terms' rows instead of counting postings over
+-- the whole store.
+CREATE TABLE terms (
+    term TEXT PRIMARY KEY,
+    df INTEGER NOT NULL,          -- memories (cache rows) with the term
+    active INTEGER NOT NULL       -- of those, active ones (status active, not deprecated)
+) WITHOUT ROWID;
+-- memories whose body records a move "from X to Y" (body LIKE '%from %to %'), whatever their
+-- status: the reversal arcs an incremental scan loads, found without reading every body
+CREATE TABLE moves (doc INTEGER PRIMARY KEY);
 """

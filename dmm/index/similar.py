@@ -1,6 +1,7 @@
 """TF-IDF cosine similarity of one memory against the store, from the cache's postings.
 
-Vectors are the BM25-saturated term weights of the postings times the terms' idf; candidates
+Vectors are the BM25-saturated term weights of the postings times the terms' idf (document
+frequencies from the statistics the cache keeps, never counted over the postings); candidates
 are the memories sharing the most weight with the given one, then scored exactly. No
 scikit-learn: the reviewer's duplicate check stays well under a second on 10,000 memories.
 """
@@ -26,15 +27,25 @@ class Similar(NamedTuple):
     similarity: float
 
 
-def _idf(conn: sqlite3.Connection, terms: list[str], n_docs: int) -> dict[str, float]:
-    out: dict[str, float] = {}
+class TermStats(NamedTuple):
+    df: int  # memories (cache rows) with the term
+    active: int  # of those, active ones
+
+
+def corpus_stats(conn: sqlite3.Connection, terms: list[str]) -> dict[str, TermStats]:
+    """The statistics of each of ``terms`` some stored memory has, from those the cache keeps
+    (schema ``terms``): no count over the postings."""
+    out: dict[str, TermStats] = {}
     for start in range(0, len(terms), 500):
         chunk = terms[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        for term, df in conn.execute(
-                f"SELECT term, count(*) FROM postings WHERE term IN ({marks}) GROUP BY term", chunk):
-            out[term] = math.log(1 + n_docs / df)
+        out.update((row[0], TermStats(*row[1:])) for row in conn.execute(
+            f"SELECT term, df, active FROM terms WHERE term IN ({marks})", chunk))
     return out
+
+
+def _idf(stats: dict[str, TermStats], n_docs: int) -> dict[str, float]:
+    return {term: math.log(1 + n_docs / s.df) for term, s in stats.items()}
 
 
 def similar_memories(conn: sqlite3.Connection, memory: Memory, *, exclude: tuple[str, ...] = (),
@@ -52,15 +63,16 @@ def _similar(conn: sqlite3.Connection, memory: Memory, exclude: tuple[str, ...],
     n_docs = conn.execute("SELECT count(*) FROM memories").fetchone()[0] + 1
     if not weights or n_docs <= 1:
         return []
-    idf = _idf(conn, list(weights), n_docs)
+    stats = corpus_stats(conn, list(weights))
+    idf = _idf(stats, n_docs)
     default_idf = math.log(1 + n_docs)  # a term no stored memory has
     query = {t: w * idf.get(t, default_idf) for t, w in weights.items()}
     q_norm = math.sqrt(sum(v * v for v in query.values()))
-    shared = [(t, v) for t, v in query.items() if t in idf]
+    shared = {t: v for t, v in query.items() if t in idf}
     if not shared:
         return []
     values = ",".join("(?, ?)" for _ in shared)
-    args = [x for pair in shared for x in pair]
+    args = [x for pair in shared.items() for x in pair]
     candidates = [row[0] for row in conn.execute(
         f"WITH q(term, w) AS (VALUES {values}) SELECT p.doc FROM q JOIN postings p "
         f"ON p.term = q.term GROUP BY p.doc ORDER BY sum(q.w * p.weight) DESC LIMIT ?",
@@ -72,7 +84,8 @@ def _similar(conn: sqlite3.Connection, memory: Memory, exclude: tuple[str, ...],
     for term, doc, weight in conn.execute(
             f"SELECT term, doc, weight FROM postings WHERE doc IN ({marks})", candidates):
         vectors[doc][term] = weight
-    idf.update(_idf(conn, sorted({t for v in vectors.values() for t in v} - set(idf)), n_docs))
+    idf.update(_idf(corpus_stats(conn, sorted({t for v in vectors.values() for t in v}
+                                              - set(idf))), n_docs))
     meta = {doc: (path, mid, title) for doc, path, mid, title in conn.execute(
         f"SELECT doc, path, id, title FROM memories WHERE doc IN ({marks})", candidates)}
     out = []

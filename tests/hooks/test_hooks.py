@@ -176,3 +176,69 @@ def test_a_memory_committed_with_errors_is_named_by_the_hook(hooked):
     hooked.add("project/fine.md", "mem_2026_01_01_001", "Fine rule", "Use the fine tool.")
     git(hooked.root, "add", "-A")
     assert "broken" not in commit(hooked, "a fine memory")  # said once, for its commit
+
+
+def test_a_large_commit_is_scanned_in_the_background(hooked):
+    """The commit returns while the scan has not even started (the test holds the clone's
+    background-scan lock), and the scan's conflicts appear once it ran."""
+    import sqlite3
+    import time
+
+    from dmm.fsutil import file_lock
+    from dmm.hooks.run import FOREGROUND_MAX, LOCK_NAME, LOG_NAME
+    from dmm.index import db
+
+    ws = hooked.ws
+    add_conflicting_pair(hooked)
+    for i in range(FOREGROUND_MAX):
+        hooked.add(f"project/n{i}.md", f"mem_2025_02_01_{i:03d}", f"Note {i} on topic {i}",
+                   f"Topic {i} stands alone: word{i}a word{i}b.")
+    git(hooked.root, "add", "-A")
+    log = ws.state_dir / LOG_NAME
+
+    def stored() -> int:
+        if not (ws.state_dir / db.DB_NAME).exists():  # the hook did not even read the files
+            return 0
+        conn = sqlite3.connect(f"file:{ws.state_dir / db.DB_NAME}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM conflicts").fetchone()[0]
+        finally:
+            conn.close()
+
+    with file_lock(ws.shared_state_dir / LOCK_NAME):
+        err = commit(hooked, "many memories")
+        assert "scanning 12 changed memories for conflicts in the background" in err
+        assert str(log) in err and "dmm conflicts list" in err
+        assert stored() == 0 and "scan done" not in log.read_text()
+    deadline = time.monotonic() + 120
+    while "scan done" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "scan done" in log.read_text(), log.read_text()
+    assert "1 new memory conflict found (1 supersession)" in log.read_text()
+    assert stored() == 1
+    assert json.loads(hooked.dmm("conflicts", "list", "--json").stdout)["total"] == 1
+
+
+
+def test_the_hook_looks_only_at_the_files_the_commit_changed(hooked):
+    """An edit left uncommitted is not read by the hook of a commit that did not include it
+    (the next command's refresh reads it); the committed one is scanned."""
+    from dmm.index import db, read
+    from dmm.index.refresh import open_fresh
+
+    add_conflicting_pair(hooked)
+    hooked.add("project/other.md", "mem_2025_03_01_001", "Other rule", "Use the other tool.")
+    git(hooked.root, "add", "-A")
+    commit(hooked, "three memories")
+    hooked.add("project/other.md", "mem_2025_03_01_001", "Other rule, edited", "Edited.")
+    hooked.add("project/newest.md", "mem_2025_09_01_001", "Newest rule", "Use the newest tool.",
+               extra="supersedes: [mem_2025_06_01_001]\n")
+    git(hooked.root, "add", ".dmm/memory/project/newest.md")
+    err = commit(hooked, "newest")
+    assert "new memory conflict" in err and "1 supersession" in err
+    conn = db.connect(hooked.ws.state_dir)  # the cache as the hook left it
+    assert [m.title for m in read.find(conn, "mem_2025_03_01_001")] == ["Other rule"]
+    conn.close()
+    conn, _ = open_fresh(hooked.ws)  # any other command walks the store
+    assert [m.title for m in read.find(conn, "mem_2025_03_01_001")] == ["Other rule, edited"]
+    conn.close()
