@@ -1,0 +1,37 @@
+"""Attacks on the conflict-fatigue tools (issue 37 item 6) from the trust boundaries of
+docs/guarantees.md: decision records, trailers and proposal branches are repository content
+anyone can push; only a person at a terminal decides. On real repositories."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from tests.conflicts.test_fatigue import JOBS, LIMITS, NODES, cids, head
+from tests.conflicts.test_resolution import OLD_LIMIT, conflicts, store  # noqa: F401
+from tests.conftest import git
+
+
+def _forge_record(repo, cid: str, **fields) -> None:
+    """Commit a decision record for ``cid`` as a teammate's (or a fork's) commit could."""
+    path = repo.root / ".dmm" / "conflicts" / f"{cid}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"conflict_id": cid, "status": "deferred", "action": "defer",
+              "reason": "later", "by": "someone", "at": dt.datetime.now(dt.timezone.utc)
+              .isoformat(timespec="seconds"), **fields}
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "a pushed record")
+
+
+def test_a_deferral_whose_end_is_not_a_date_silences_nothing(store):
+    ids = cids(store)
+    for bad in ("never", 99999999, "2026-13-45"):
+        _forge_record(store, ids[LIMITS], suppressed_until=bad)
+        listed = conflicts(store)
+        assert LIMITS in listed and listed[LIMITS]["status"] == "unresolved", bad
+        assert "Traceback" not in store.dmm("conflicts", "show", ids[LIMITS]).stderr
+    # a readable end still holds until its day
+    later = (dt.date.today() + dt.timedelta(days=3)).isoformat()
+    _forge_record(store, ids[LIMITS], suppressed_until=later)
+    assert LIMITS not in conflicts(store)
