@@ -230,7 +230,7 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     out = sorted(store.with_decisions(found, decided, today.isoformat()) + extra,
                  key=lambda c: (-c.confidence, c.conflict_id))
     for c in out:
-        if c.conflict_id in proposed and c.status not in ("resolved", "dismissed"):
+        if c.conflict_id in proposed and c.status in OPEN:  # _with_status
             c.status = "in_progress"
     out = out[:limit] if limit else out
     _judge_severity(conn, out, today)
@@ -239,15 +239,17 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
 
 def _with_status(now: dict[str, str], proposed: dict[str, str], status: str) -> set[str]:
     """The decided conflicts (``now``: id -> status today) that ``status`` lists: "all" every
-    one, "unresolved" the open ones, "in_progress" those a proposal resolves (``proposed``)
-    and any other status its own, but for those a proposal resolves."""
+    one, "unresolved" the open ones, "in_progress" the open ones a proposal resolves
+    (``proposed``) and any other status its own, but for those. A proposal branch is a claim
+    anyone can push: it never reopens a conflict a person decided."""
+    busy = {cid for cid in proposed if now.get(cid, "unresolved") in OPEN}
     if status == "all":
         return set(now)
     if status == "unresolved":
-        return {cid for cid, s in now.items() if s in OPEN or cid in proposed}
+        return {cid for cid, s in now.items() if s in OPEN}
     if status == "in_progress":
-        return set(proposed)
-    return {cid for cid, s in now.items() if s == status and cid not in proposed}
+        return busy
+    return {cid for cid, s in now.items() if s == status and cid not in busy}
 
 
 def _matches(c: Conflict, memory_ids: list[str] | None, scopes: list[str] | None,

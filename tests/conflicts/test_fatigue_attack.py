@@ -35,3 +35,24 @@ def test_a_deferral_whose_end_is_not_a_date_silences_nothing(store):
     later = (dt.date.today() + dt.timedelta(days=3)).isoformat()
     _forge_record(store, ids[LIMITS], suppressed_until=later)
     assert LIMITS not in conflicts(store)
+
+
+def test_an_open_proposal_never_reopens_a_conflict_already_decided(store):
+    """A proposal branch is a claim anyone can push (a fork, a teammate's stale
+    `resolve --propose`): it may make an open conflict in_progress, never bring back one a
+    person dismissed, and never block a batch decision of the others."""
+    ids = cids(store)
+    proc = store.dmm("conflicts", "resolve", ids[LIMITS], "--action", "deprecate", "--target",
+                     OLD_LIMIT, "--reason", "raised in June", "--propose")
+    assert proc.returncode == 0, proc.stderr
+    proc = store.dmm("conflicts", "dismiss", ids[LIMITS], "--reason", "two gateways")
+    assert proc.returncode == 0, proc.stderr
+    assert LIMITS not in conflicts(store)
+    assert conflicts(store, "--status", "in_progress") == {}
+    assert set(conflicts(store, "--status", "dismissed")) == {LIMITS}
+    start = head(store)
+    proc = store.dmm("conflicts", "dismiss", "--scope", "project", "--reason", "one sweep")
+    assert proc.returncode == 0, proc.stderr
+    assert "dismissed 2 in one commit" in proc.stderr and head(store) != start
+    plan = json.loads(store.dmm("conflicts", "resolve", "--auto", "--dry-run", "--json").stdout)
+    assert plan["resolved"] == [] and plan["left_for_a_person"] == []
