@@ -56,3 +56,35 @@ def test_an_open_proposal_never_reopens_a_conflict_already_decided(store):
     assert "dismissed 2 in one commit" in proc.stderr and head(store) != start
     plan = json.loads(store.dmm("conflicts", "resolve", "--auto", "--dry-run", "--json").stdout)
     assert plan["resolved"] == [] and plan["left_for_a_person"] == []
+
+
+def test_a_forged_detected_at_neither_breaks_nor_skews_the_figures(store):
+    """`detected_at` of a decision record is a claim: one that is not a time (a number, a
+    list) is no time at all, and one before either memory was written times nothing."""
+    from tests.conflicts.test_resolution import BEANSTALK
+
+    ids = cids(store)
+    flag = store.dmm("conflicts", "flag", "--memory", OLD_LIMIT, "--memory", BEANSTALK,
+                     "--description", "one gateway, one queue", "--json")
+    assert flag.returncode == 0, flag.stderr
+    flagged = json.loads(flag.stdout)["conflict_id"]
+    pair = sorted((OLD_LIMIT, BEANSTALK))
+    for forged in (12345, ["1970-01-01"]):
+        _forge_record(store, ids[JOBS], status="dismissed", action="dismiss",
+                      detected_at=forged, memories=sorted(JOBS))
+        _forge_record(store, flagged, status="flagged", action="flag", detected_at=forged,
+                      memories=pair)
+        for args in (["list", "--sort", "detected"], ["stats"], ["show", flagged]):
+            proc = store.dmm("conflicts", *args)
+            assert proc.returncode == 0 and "Traceback" not in proc.stderr, (forged, args,
+                                                                              proc.stderr)
+        data = json.loads(store.dmm("conflicts", "stats", "--json").stdout)
+        assert isinstance(data["oldest_unresolved"], str), data
+    # a time before the memories were written (created: 2025 and 2026) times nothing
+    _forge_record(store, ids[JOBS], status="dismissed", action="dismiss",
+                  detected_at="1970-01-01T00:00:00+00:00", memories=sorted(JOBS))
+    _forge_record(store, flagged, status="flagged", action="flag",
+                  detected_at="1970-01-01T00:00:00+00:00", memories=pair)
+    data = json.loads(store.dmm("conflicts", "stats", "--json").stdout)
+    assert data["median_days_to_resolution"] is None, data
+    assert not data["oldest_unresolved"].startswith("1970"), data
