@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from tests.conflicts.test_fatigue import JOBS, LIMITS, NODES, cids, head
+from tests.conflicts.test_fatigue import JOBS, LIMITS, NODES, cids, commits_since, head
 from tests.conflicts.test_resolution import OLD_LIMIT, conflicts, store  # noqa: F401
 from tests.conftest import git
 
@@ -88,3 +88,27 @@ def test_a_forged_detected_at_neither_breaks_nor_skews_the_figures(store):
     data = json.loads(store.dmm("conflicts", "stats", "--json").stdout)
     assert data["median_days_to_resolution"] is None, data
     assert not data["oldest_unresolved"].startswith("1970"), data
+
+
+def test_two_batches_racing_over_one_conflict_decide_it_once(store):
+    """Two dmm processes at once, each a batch naming the same conflict: one commits, the
+    other commits nothing and says why (the compare-and-swap of the batch's one commit). (A
+    deferral is no final decision: a dismissal after it, by a command that read it, is
+    allowed.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.conftest import run_dmm
+
+    ids = cids(store)
+    start = head(store)
+    jobs = (["dismiss", ids[LIMITS], ids[JOBS], "--reason", "one"],
+            ["dismiss", ids[JOBS], ids[NODES], "--reason", "two"])
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda a: run_dmm("conflicts", *a, cwd=store.root), jobs))
+    assert sorted(p.returncode == 0 for p in done) == [False, True], [p.stderr for p in done]
+    loser = next(p for p in done if p.returncode != 0)
+    assert "Traceback" not in loser.stderr and "already" in loser.stderr, loser.stderr
+    assert commits_since(store, start) == 1
+    record = f".dmm/conflicts/{ids[JOBS]}.json"
+    assert len(git(store.root, "log", "--format=%H", "--", record).split()) == 1
+    assert git(store.root, "status", "--porcelain").strip() in ("", "?? notes.txt")
