@@ -112,3 +112,12 @@ def test_two_batches_racing_over_one_conflict_decide_it_once(store):
     record = f".dmm/conflicts/{ids[JOBS]}.json"
     assert len(git(store.root, "log", "--format=%H", "--", record).split()) == 1
     assert git(store.root, "status", "--porcelain").strip() in ("", "?? notes.txt")
+
+
+def test_a_deferral_end_with_escape_sequences_is_shown_as_text(store):
+    ids = cids(store)
+    _forge_record(store, ids[LIMITS], suppressed_until="\x1b]0;owned\x07\x1b[8m2099-01-01")
+    shown = store.dmm("conflicts", "show", ids[LIMITS])
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "\\u001b" in shown.stdout
+    assert "(over: open again)" in shown.stdout
