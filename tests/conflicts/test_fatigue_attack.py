@@ -121,3 +121,38 @@ def test_a_deferral_end_with_escape_sequences_is_shown_as_text(store):
     assert shown.returncode == 0, shown.stderr
     assert "\x1b" not in shown.stdout and "\\u001b" in shown.stdout
     assert "(over: open again)" in shown.stdout
+
+
+def test_commit_order_never_makes_auto_retire_a_memory(repo):
+    """Which of two memories of one day git added later only words a recommendation for a
+    person, never an automatic deprecation; and it is read from when each reached this
+    branch, not from commit dates, which a fork can backdate."""
+    import os
+    import subprocess
+
+    from tests.conflicts.test_fatigue import FIRST, SECOND, plan
+    from tests.conflicts.test_resolution import UPLOAD
+
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "the store")
+    base = head(repo)
+    repo.add("project/limit_a.md", FIRST, "Upload size ceiling on the gateway",
+             f"The ceiling is 8 MB. {UPLOAD}", tags="[uploads, limits]",
+             extra="created: 2025-06-10\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "the first ceiling")
+    git(repo.root, "checkout", "-qb", "fork", base)
+    repo.add("project/limit_b.md", SECOND, "Upload size ceiling of the gateway",
+             f"The ceiling is 50,000,000 bytes. {UPLOAD}", tags="[uploads, limits]",
+             extra="created: 2025-06-10\n")
+    git(repo.root, "add", "-A")
+    old = {**os.environ, "GIT_COMMITTER_DATE": "2001-01-01T00:00:00Z",
+           "GIT_AUTHOR_DATE": "2001-01-01T00:00:00Z"}
+    subprocess.run(["git", "commit", "-qm", "backdated"], cwd=repo.root, env=old, check=True)
+    git(repo.root, "checkout", "-q", "-")
+    git(repo.root, "merge", "-q", "--no-edit", "fork")
+    steps = plan(repo)
+    assert steps["resolved"] == [], steps
+    assert len(steps["left_for_a_person"]) == 1
+    # the backdated one reached this branch last: it is the one committed later here
+    assert steps["left_for_a_person"][0]["recommendation"] == f"keep {SECOND} (committed later)"
