@@ -156,3 +156,14 @@ def test_commit_order_never_makes_auto_retire_a_memory(repo):
     assert len(steps["left_for_a_person"]) == 1
     # the backdated one reached this branch last: it is the one committed later here
     assert steps["left_for_a_person"][0]["recommendation"] == f"keep {SECOND} (committed later)"
+
+
+def test_a_scope_is_one_of_dmms_scopes_never_a_pattern(repo):
+    """--scope reaches SQL only as a bound value, and only as one of the five scopes: a
+    pattern, a quote or a path is refused with a sentence before anything is read."""
+    for value in ("project' OR 1=1 --", "../project", "%"):
+        for args in (["list"], ["scan"], ["resolve", "--auto", "--dry-run"],
+                     ["dismiss", "--reason", "x", "--dry-run"]):
+            proc = repo.dmm("conflicts", *args, "--scope", value)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, (value, args)
+            assert "--scope" in proc.stderr and "is not one of" in proc.stderr
