@@ -88,6 +88,10 @@ def test_a_forged_detected_at_neither_breaks_nor_skews_the_figures(store):
     data = json.loads(store.dmm("conflicts", "stats", "--json").stdout)
     assert data["median_days_to_resolution"] is None, data
     assert not data["oldest_unresolved"].startswith("1970"), data
+    # the agents' surfaces (MCP, HTTP) give the same figure
+    from dmm.agents import calls
+
+    assert calls.conflict_stats(store.ws)["oldest_unresolved"] == data["oldest_unresolved"]
 
 
 def test_two_batches_racing_over_one_conflict_decide_it_once(store):
