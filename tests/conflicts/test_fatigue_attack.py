@@ -171,3 +171,12 @@ def test_a_scope_is_one_of_dmms_scopes_never_a_pattern(repo):
             proc = repo.dmm("conflicts", *args, "--scope", value)
             assert proc.returncode == 2 and "Traceback" not in proc.stderr, (value, args)
             assert "--scope" in proc.stderr and "is not one of" in proc.stderr
+
+
+def test_memories_dated_in_the_future_are_not_recent():
+    """`created` is the memory's own claim: two memories dated years ahead are not "created
+    within the last 7 days", so they do not raise their conflict's severity."""
+    from tests.conflicts.test_fatigue import test_severity_follows_seed_002 as judged
+
+    judged("project", "active", -4000, "contradictory", "low")  # 2 points, not 4
+    judged("project", "active", 1, "contradictory", "medium")  # really recent: 4
