@@ -180,3 +180,23 @@ def test_memories_dated_in_the_future_are_not_recent():
 
     judged("project", "active", -4000, "contradictory", "low")  # 2 points, not 4
     judged("project", "active", 1, "contradictory", "medium")  # really recent: 4
+
+
+def test_auto_never_takes_a_date_after_today_as_newer(repo):
+    """`created` is written by whoever wrote the memory: one dated years ahead would have
+    made `resolve --auto` retire the memory it contradicts as the older one."""
+    from tests.conflicts.test_fatigue import plan
+    from tests.conflicts.test_resolution import UPLOAD
+
+    repo.add("project/limit_a.md", "mem_2025_06_10_001", "Upload size ceiling on the gateway",
+             f"The ceiling is 8 MB. {UPLOAD}", tags="[uploads, limits]",
+             extra="created: 2025-06-10\n")
+    repo.add("project/limit_b.md", "mem_2025_06_10_002", "Upload size ceiling of the gateway",
+             f"The ceiling is 50,000,000 bytes. {UPLOAD}", tags="[uploads, limits]",
+             extra="created: 2099-06-10\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "a ceiling from the future")
+    steps = plan(repo)
+    assert steps["resolved"] == [], steps["resolved"]
+    assert len(steps["left_for_a_person"]) == 1
+    assert "after today" in steps["left_for_a_person"][0]["why"]
