@@ -64,11 +64,13 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
             else:
                 new.append(c.conflict_id)
             ids = sorted(m.memory_id for m in c.memories)
-            c.scan_id = scan_id
+            # the scan that last found it: a finding kept from an earlier pass (the narrative
+            # pass keeps its answers when the model fails) keeps the scan that found it
+            c.scan_id = c.scan_id or scan_id
             conn.execute("INSERT OR REPLACE INTO conflicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
                           c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
-                          c.detected_at, scan_id))
+                          c.detected_at, c.scan_id))
         seen.update({c.conflict_id: c.detected_at for c in conflicts})
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('seen_conflicts', ?)",
                      (marshal.dumps(seen),))
