@@ -355,17 +355,20 @@ class Git:
         return {path: when for path, (when, _) in self._additions(under).items()}
 
     def added_order(self, under: str) -> dict[str, int]:
-        """{path: rank of the commit that added it} for the files below ``under`` (as
-        ``added_times``): a higher rank was added later. Commits made within the same second
-        are told apart by the history itself (a commit ranks after its parents), which the
-        times alone cannot do. One git call, whatever the number of files."""
-        return {path: seq for path, (_, seq) in self._additions(under).items()}
+        """{path: rank of the commit that brought it to the checked-out branch} for the files
+        below ``under``: a higher rank arrived later. Read along the branch's own line (its
+        first parents; a merge counts as adding what it brought), not by commit dates: a
+        fork's commit dated 2001 and merged today arrived today, and commits made within the
+        same second are told apart. One git call, whatever the number of files."""
+        return {path: seq for path, (_, seq) in self._additions(under, arrival=True).items()}
 
-    def _additions(self, under: str) -> dict[str, tuple[int, int]]:
+    def _additions(self, under: str, arrival: bool = False) -> dict[str, tuple[int, int]]:
         """{path: (committer time, position in the history, oldest first)} of the commit that
         added each file below ``under``; --date-order never lists a commit before its
-        parents."""
-        out = self.run("log", "--reverse", "--date-order", "-M", "--name-status", "-z",
+        parents. ``arrival``: along the first parents only, a merge's diff to its first
+        parent being what it added (dates there are claims a fork can backdate)."""
+        line = ["--first-parent", "-m"] if arrival else []
+        out = self.run("log", "--reverse", "--date-order", *line, "-M", "--name-status", "-z",
                        "--format=%x1e%ct", "--", under, check=False).stdout
         added: dict[str, tuple[int, int]] = {}
         for seq, record in enumerate(out.split("\x1e")[1:]):

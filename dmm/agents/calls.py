@@ -288,10 +288,8 @@ def conflicts(ws: Workspace, *, status: str = "unresolved", type_: str | None = 
                                          min_confidence=min_confidence, limit=limit)
         from dmm.agents import shapes
 
-        opened, _ = service.conflicts(ws, conn, status="unresolved", scan=False)
         return {"conflicts": [shapes.conflict(c.to_dict()) for c in found], "total": total,
-                "stats": shapes.conflict_stats(service.stats(ws, conn, scan=False),
-                                               [c.detected_at for c in opened])}
+                "stats": shapes.conflict_stats(service.stats(ws, conn, scan=False))}
 
 
 def _id_in(ws: Workspace, conn: sqlite3.Connection, key: str) -> str:
@@ -345,10 +343,7 @@ def conflict_stats(ws: Workspace) -> dict:
     from dmm.agents.shapes import conflict_stats as shaped
 
     with _cache(ws) as conn:
-        data = service.stats(ws, conn)
-        open_ones, _ = service.conflicts(ws, conn, status="unresolved", limit=None,
-                                         scan=False)
-        data = shaped(data, [c.detected_at for c in open_ones])
+        data = shaped(service.stats(ws, conn))
         data["recent_scans"] = store.scans(conn, 5)
     return data
 

@@ -69,15 +69,16 @@ def commit_result(decision: dict) -> dict:
             "file_path": paths[0] if paths else None, "error": None, "indexed": True}
 
 
-def conflict_stats(stats: dict, unresolved_dates: list[str]) -> dict:
-    """Conflict counts as the PRD's ConflictStats."""
+def conflict_stats(stats: dict) -> dict:
+    """Conflict counts as the PRD's ConflictStats; `oldest_unresolved` as the core judged it
+    (service.resolution_figures: a decision record's forged date does not count)."""
     by_status = stats.get("by_status", {})
     return {**stats, "unresolved": by_status.get("unresolved", 0),
             "in_progress": by_status.get("in_progress", 0),
             "resolved": by_status.get("resolved", 0),
             "dismissed": by_status.get("dismissed", 0),
             "avg_confidence": stats.get("average_confidence", 0.0),
-            "oldest_unresolved": min((d for d in unresolved_dates if d), default=None)}
+            "oldest_unresolved": stats.get("oldest_unresolved")}
 
 
 def conflict(data: dict) -> dict:

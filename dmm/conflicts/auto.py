@@ -21,6 +21,7 @@ Resolution Algorithms"):
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from dmm.conflicts.model import MODEL_METHODS, PASSES, Conflict
@@ -151,13 +152,14 @@ def decide(conflict: Conflict, a: Memory, b: Memory, cfg: dict,
 
 def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
          min_confidence: float, detected: set[str] | None = None,
-         added: dict[str, int] | None = None) -> list[Step]:
+         added: dict[str, int] | None = None, today: dt.date | None = None) -> list[Step]:
     """One Step per open conflict, most confident first. A conflict one of whose memories an
     earlier step retires is skipped (retiring it resolves that conflict too, or changes it).
     ``detected``: the ids this clone's scan found; any other conflict is known only from a
     committed decision record, repository content that a commit can forge, and is left to a
     person (None: every conflict was detected). ``added``: when git added each memory (see
-    ``ordered``)."""
+    ``ordered``). ``today``: a memory `created` after it is left to a person."""
+    today = today or dt.date.today()
     steps, retired = [], set()
     for c in sorted(conflicts, key=lambda c: (-c.confidence, c.conflict_id)):
         a, b = (memories.get(m.memory_id) for m in c.memories)
@@ -187,6 +189,13 @@ def plan(conflicts: list[Conflict], memories: dict[str, Memory], cfg: dict,
         elif c.confidence < min_confidence:
             steps.append(Step(c, None, None, None, f"detection confidence {c.confidence:.2f} is "
                                                    f"below {min_confidence:.2f}"))
+        elif any(m.created is not None and m.created > today for m in (a, b)):
+            # `created` is the writer's claim: a date that has not come yet would make its
+            # memory "newer" than any other, whatever was really written last
+            ahead = next(m for m in (a, b) if m.created is not None and m.created > today)
+            steps.append(Step(c, None, None, None, f"{ahead.id} is dated after today "
+                                                   f"({ahead.created}): which is newer is "
+                                                   "unclear, a person decides"))
         else:
             step = decide(c, a, b, cfg, added, memories)
             if step.target:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 
@@ -40,12 +41,20 @@ STATUS_AFTER = {"deprecate": "resolved", "merge": "resolved", "clarify": "resolv
 def status_of(decision: dict, today: str) -> str:
     """The status a committed decision gives its conflict on ``today`` (an ISO date): a
     deferral with `suppressed_until` on or before today is over, and the conflict is open
-    again (its record stays, as the history of the deferral)."""
+    again (its record stays, as the history of the deferral). A record is repository content
+    anyone can commit: an end that is not a date (``"never"``, a number, ``2026-13-45``)
+    silences nothing, rather than comparing as text after every real day. A deferral with
+    no end (none written) lasts until someone decides, as a dismissal does."""
     status = decision.get("status")
-    until = decision.get("suppressed_until")
-    if status == "deferred" and isinstance(until, str) and until <= today:
-        return "unresolved"
-    return status
+    if status != "deferred" or decision.get("suppressed_until") is None:
+        return status
+    until = decision["suppressed_until"]
+    try:
+        ends = dt.date.fromisoformat(until) if isinstance(until, str) and len(until) == 10 \
+            else None
+    except ValueError:
+        ends = None
+    return "unresolved" if ends is None or ends.isoformat() <= today else status
 
 
 CONFLICT_ID = re.compile(r"conflict_[0-9a-f]{12}", re.ASCII)

@@ -278,7 +278,7 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
     out = sorted(store.with_decisions(found, decided, today.isoformat()) + extra,
                  key=lambda c: (-c.confidence, c.conflict_id))
     for c in out:
-        if c.conflict_id in proposed and c.status not in ("resolved", "dismissed"):
+        if c.conflict_id in proposed and c.status in OPEN:  # _with_status
             c.status = "in_progress"
     out = out[:limit] if limit else out
     _judge_severity(conn, out, today)
@@ -292,15 +292,17 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
 
 def _with_status(now: dict[str, str], proposed: dict[str, str], status: str) -> set[str]:
     """The decided conflicts (``now``: id -> status today) that ``status`` lists: "all" every
-    one, "unresolved" the open ones, "in_progress" those a proposal resolves (``proposed``)
-    and any other status its own, but for those a proposal resolves."""
+    one, "unresolved" the open ones, "in_progress" the open ones a proposal resolves
+    (``proposed``) and any other status its own, but for those. A proposal branch is a claim
+    anyone can push: it never reopens a conflict a person decided."""
+    busy = {cid for cid in proposed if now.get(cid, "unresolved") in OPEN}
     if status == "all":
         return set(now)
     if status == "unresolved":
-        return {cid for cid, s in now.items() if s in OPEN or cid in proposed}
+        return {cid for cid, s in now.items() if s in OPEN}
     if status == "in_progress":
-        return set(proposed)
-    return {cid for cid, s in now.items() if s == status and cid not in proposed}
+        return busy
+    return {cid for cid, s in now.items() if s == status and cid not in busy}
 
 
 def _matches(c: Conflict, memory_ids: list[str] | None, scopes: list[str] | None,
@@ -353,37 +355,52 @@ def stats(ws: Workspace, conn: sqlite3.Connection, scan: bool = True) -> dict:
     total; and seed 000 section 14.2's resolution figures (``resolution_figures``).
     ``scan``: first scan what changed (False when the caller just did)."""
     found, _ = conflicts(ws, conn, status="all", scan=scan)
+    written = store.written_on(conn, sorted({m.memory_id for c in found for m in c.memories}))
     count = lambda key: dict(sorted(Counter(key(c) for c in found).items()))  # noqa: E731
     return {"total": len(found), "by_type": count(lambda c: c.type),
             "by_method": count(lambda c: c.detection_method),
             "by_status": count(lambda c: c.status),
             "by_severity": count(lambda c: c.severity or "unknown"),
             "average_confidence": round(sum(c.confidence for c in found) / len(found), 3)
-            if found else 0.0, **resolution_figures(found, store.first_seen(conn))}
+            if found else 0.0, **resolution_figures(found, store.first_seen(conn), written)}
 
 
-def resolution_figures(found: list[Conflict], seen: dict[str, str]) -> dict:
+def resolution_figures(found: list[Conflict], seen: dict[str, str],
+                       written: dict[str, str] | None = None) -> dict:
     """Seed 000 section 14.2: ``resolution_rate``, the share of conflicts settled (resolved
     or dismissed as false positives; None with no conflict), ``median_days_to_resolution``
     from first detection to the decision (None when no settled conflict has both dates),
     ``resolutions_timed`` (how many it is the median of), and ``oldest_unresolved``, when
     the longest-open conflict was first detected. A decision record says when its conflict
-    was first detected; older records have this clone's first sighting (``seen``)."""
+    was first detected; older records have this clone's first sighting (``seen``). A record
+    is a claim anyone can commit: a detection before the later of its two memories was
+    written (``written``: memory id -> `created`) is impossible, and times nothing."""
     import statistics
+
+    written = written or {}
+
+    def possible(c: Conflict, claim) -> dt.datetime | None:
+        """The time a record claims, unless its memories were written after it."""
+        when, days = _when(claim), [_when(written.get(m.memory_id)) for m in c.memories]
+        floor = max((d for d in days if d is not None), default=None)
+        return when if when is not None and (floor is None or when >= floor) else None
 
     settled = [c for c in found if c.status in ("resolved", "dismissed")]
     days = []
     for c in settled:
         d = c.decision or {}
-        start, end = _when(d.get("detected_at") or seen.get(c.conflict_id)), _when(d.get("at"))
+        start = possible(c, d["detected_at"]) if d.get("detected_at") else \
+            _when(seen.get(c.conflict_id))  # this clone's own sighting
+        end = _when(d.get("at"))
         if start is not None and end is not None and end >= start:
             days.append((end - start).total_seconds() / 86400)
-    open_since = [c.detected_at for c in found if c.status in OPEN and c.detected_at]
+    # a conflict this clone never detected is known from its record: when is a claim
+    open_since = [c.detected_at for c in found if c.status in OPEN and (
+        _when(c.detected_at) if c.conflict_id in seen else possible(c, c.detected_at))]
     return {"resolution_rate": round(len(settled) / len(found), 3) if found else None,
             "median_days_to_resolution": round(statistics.median(days), 2) if days else None,
             "resolutions_timed": len(days),
-            "oldest_unresolved": min(open_since, key=lambda t: _when(t) or dt.datetime.max
-                                     .replace(tzinfo=dt.timezone.utc), default=None)}
+            "oldest_unresolved": min(open_since, key=_when, default=None)}
 
 
 def _when(text) -> dt.datetime | None:

@@ -3,8 +3,8 @@
 Pure. Points for each factor 002 names, read in dmm's terms:
 
 - scope (+3): a memory that applies everywhere, `baseline` or `global` (002's "universal");
-- recency (+2): both memories created within the last 7 days (a fresh disagreement is still
-  being acted on);
+- recency (+2): both memories created within the last 7 days, not after today (a fresh
+  disagreement is still being acted on);
 - confidence (+2): a memory people trust most, `confidence: stable` or priority 0.9 or more
   (002's memory confidence above 0.9);
 - type (+2): a contradiction; a duplicate is always low (002's redundancy), whatever else.
@@ -30,8 +30,10 @@ def points(conflict: Conflict, memories: list[Memory], today: dt.date) -> int:
     score = 0
     if any(m.scope in BROAD_SCOPES for m in conflict.memories):
         score += 3
+    # a `created` after today is the memory's claim, not a recent write
     if len(memories) == 2 and all(m.created is not None
-                                  and (today - m.created).days < RECENT_DAYS for m in memories):
+                                  and 0 <= (today - m.created).days < RECENT_DAYS
+                                  for m in memories):
         score += 2
     if any(m.confidence == "stable" or m.priority >= TRUSTED_PRIORITY for m in memories):
         score += 2

@@ -70,11 +70,13 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
             else:
                 new.append(c.conflict_id)
             ids = sorted(m.memory_id for m in c.memories)
-            c.scan_id = scan_id
+            # the scan that last found it: a finding kept from an earlier pass (the narrative
+            # pass keeps its answers when the model fails) keeps the scan that found it
+            c.scan_id = c.scan_id or scan_id
             conn.execute("INSERT OR REPLACE INTO conflicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
                           c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
-                          c.detected_at, scan_id))
+                          c.detected_at, c.scan_id))
         seen.update({c.conflict_id: c.detected_at for c in conflicts})
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('seen_conflicts', ?)",
                      (marshal.dumps(seen),))
@@ -348,8 +350,24 @@ def from_decision(d: dict, memories: dict[str, ConflictMemory], today: str) -> C
     return Conflict(d["conflict_id"], d.get("type", "contradictory"), method,
                     d.get("confidence", 1.0), d.get("description", "flagged by hand"),
                     d.get("evidence", d.get("reason", "")), mems, status_of(d, today),
-                    d.get("detected_at") or d.get("at", ""), [method], d,
+                    _text_of(d.get("detected_at")) or _text_of(d.get("at")), [method], d,
                     question=d.get("question"))
+
+
+def _text_of(value) -> str:
+    """A record's field that should be text: anything else (a committed record may hold a
+    number or a list there) is no value, not a crash where it is sorted with text."""
+    return value if isinstance(value, str) else ""
+
+
+def written_on(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
+    """{memory id: its `created` date} for those of ``ids`` the cache holds with one."""
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        out.update(conn.execute(f"SELECT id, created FROM memories WHERE created IS NOT NULL "
+                                f"AND id IN ({','.join('?' * len(chunk))})", chunk))
+    return out
 
 
 def found_only_by(conn: sqlite3.Connection, method: str) -> dict[str, Conflict]:

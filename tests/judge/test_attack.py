@@ -173,3 +173,27 @@ def test_resolve_auto_never_acts_on_a_conflict_only_a_committed_record_claims(re
     commit(repo, "a record nobody's scan made")
     step = _auto_steps(repo)[frozenset((FRIDAYS[0], STYLE[0]))]
     assert step.action is None and step.target is None
+
+
+def test_methods_rule_sends_nothing_without_this_clones_consent(store, llm_home):
+    """`--methods rule` (issue 37's short name) turns the judge on like
+    --include-rule-extraction, and like it sends no memory text to a model the repository's
+    config.toml names until this clone's person allows that model."""
+    import json
+
+    from tests.judge.conftest import subprocess_env
+    from tests.conftest import git
+
+    set_judge(store.root, allow=False)
+    env = subprocess_env(llm_home, log=llm_home / "calls.jsonl")
+    proc = store.dmm("conflicts", "scan", "--full", "--methods", "rule", "--json", env=env)
+    assert proc.returncode == 0 and "git config dmm.judge standin" in proc.stderr
+    assert not (llm_home / "calls.jsonl").exists()
+    proc = store.dmm("conflicts", "scan", "--full", "--methods", "tag,rule",
+                     "--no-rule-extraction", env=env)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert not (llm_home / "calls.jsonl").exists()
+    git(store.root, "config", "dmm.judge", "standin")
+    sent = json.loads(store.dmm("conflicts", "scan", "--full", "--methods", "rule", "--json",
+                                env=env).stdout)
+    assert sent["judge"]["sent"] >= 1
