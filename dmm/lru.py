@@ -1,5 +1,5 @@
 """What a long-lived process keeps per work tree, bounded: the background process serves every
-work tree of its clone (dmm/semantic/daemon.py) and keeps, for each one it answered, its
+work tree of its clone (dmm/background/daemon.py) and keeps, for each one it answered, its
 semantic index (the memories' vectors) and its postings (dmm/query/resident.py). Without a
 bound, a clone with many work trees would hold them all for as long as it lives; with one,
 the least recently asked of is dropped (it is read again from the cache and the vector cache

@@ -53,7 +53,7 @@ def pack(ws: Workspace, task: str, *, budget: int | None = None, scopes=(), tags
 
     note = None
     if service.delegated():
-        from dmm.semantic.client import via_background
+        from dmm.background.client import via_background
 
         answer, note = via_background(ws, {
             "op": "query", "task": task, "budget": budget, "scopes": list(scopes or ()),

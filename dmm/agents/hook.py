@@ -28,11 +28,11 @@ STARTING = (NO_PACK + "the background process that keeps this large store's inde
 
 def by_itself(ws: Workspace, event: str, payload: dict) -> str:
     """The hook's answer when the repository's background process gave none: made here for a
-    small store; for a large one (semantic/client.large: ranking it from SQLite takes a short
+    small store; for a large one (background/client.large: ranking it from SQLite takes a short
     process most of its deadline, 1-2 s at 10,000 memories on a busy machine) one line at
     once, which ``Fallback`` turns into the baseline when the session is owed it, leaving the
     machine to the process that is warming up for the next prompt."""
-    from dmm.semantic import client
+    from dmm.background import client
 
     if ws.config["semantic"]["background"] and client.large(ws):
         return STARTING

@@ -23,19 +23,9 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-# (variable, the value it must have or None for any non-empty value, the agent)
-MARKERS: tuple[tuple[str, str | None, str], ...] = (
-    ("DMM_AGENT", None, "an agent dmm serves"),
-    ("CLAUDECODE", None, "Claude Code"),
-    ("CLAUDE_CODE_ENTRYPOINT", None, "Claude Code"),
-    ("CODEX_THREAD_ID", None, "Codex"),
-    ("CODEX_SESSION_ID", None, "Codex"),
-    ("CODEX_CI", None, "Codex"),
-    ("CODEX_SANDBOX", None, "Codex"),
-    ("CURSOR_AGENT", None, "Cursor"),
-    ("CURSOR_EXTENSION_HOST_ROLE", "agent-exec", "Cursor"),
-    ("AI_AGENT", None, "an AI agent"),
-)
+# the markers, and the environment without them, live below every layer: the boundary of
+# the background process (dmm/background/client.py) starts it without them
+from dmm.markers import MARKERS, without_markers  # noqa: F401 - re-exported
 
 
 def agent_shell(environ: Mapping[str, str] | None = None) -> tuple[str, str] | None:
@@ -63,12 +53,3 @@ def agent_name(environ: Mapping[str, str] | None = None) -> str | None:
         return "agent:" + value.split(":", 1)[1] if ":" in value else "agent"
     slug = "".join(c if c.isalnum() else "-" for c in agent.lower()).strip("-")
     return "agent:" + "-".join(p for p in slug.split("-") if p)
-
-
-def without_markers(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``environ`` without the agents' markers: for a process dmm starts that outlives the
-    command that started it (the background process serves people and agents alike, and
-    what it starts must not pass for an agent's, or be refused a person's decision)."""
-    env = os.environ if environ is None else environ
-    names = {variable for variable, _, _ in MARKERS}
-    return {k: v for k, v in env.items() if k not in names}

@@ -128,7 +128,7 @@ def hook_cmd(ctx, event) -> int:
         if cwd and Path(str(cwd)).is_dir() and (ctx.find_root().obj or {}).get("repo") is None:
             ctx.find_root().obj["repo"] = Path(str(cwd))
         ws = workspace(ctx)
-        from dmm.semantic.client import via_background
+        from dmm.background.client import via_background
 
         # an agent waits for this, and the watchdog gives it the deadline (0.9 s): a process
         # that is not running yet is started for the next prompt and this one is answered by

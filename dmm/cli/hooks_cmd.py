@@ -119,7 +119,7 @@ def run_cmd(ctx, hook, args, detached, publish_only) -> int:
         notice = hook_run.run(ws, hook=hook)  # a hook never writes git's index
         if notice:
             click.echo(notice, err=True)
-        from dmm.semantic.client import warm
+        from dmm.background.client import warm
 
         warm(ws)  # started now (not waited for), the next prompt finds it ready (issue 39)
     except Exception as exc:  # noqa: BLE001 - a hook never fails the git command

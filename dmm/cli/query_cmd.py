@@ -42,7 +42,7 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
       dmm query "add pagination to the orders endpoint" --budget 1200
       dmm query "how do we release?" --scope project --json
     """
-    from dmm.semantic.client import via_background
+    from dmm.background.client import via_background
 
     if task == "-":
         task = sys.stdin.read()

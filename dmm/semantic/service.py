@@ -1,7 +1,7 @@
 """The semantic index of each store a long-lived process serves, kept up to date in the
 background; and the one answer to "may this query use meaning now?".
 
-The background process of `dmm/semantic/daemon.py` calls ``enable()`` once (and so do `dmm
+The background process of `dmm/background/daemon.py` calls ``enable()`` once (and so do `dmm
 mcp` and `dmm serve` when semantic.background is off; with it on, ``serve`` makes them ask
 that process instead: one model per repository); in any other process ``for_query`` answers
 "no" at once and never loads the model, so a short command pays nothing for it. A store whose
@@ -68,7 +68,7 @@ def delegated() -> bool:
 def _wake(ws, delay: float) -> None:
     """Start the background process after ``delay`` seconds, so that it loads the model and
     builds the index before the first query (its answer is not needed)."""
-    from dmm.semantic import client
+    from dmm.background import client
 
     time.sleep(delay)
     client.via_background(ws, {"op": "hello"})
@@ -211,11 +211,11 @@ def serve(ws, delay: float = 0.0) -> None:
     itself, in a background thread, after ``delay`` seconds (answering by words meanwhile)."""
     global _delegated
     from dmm.index.refresh import warm_in_background
-    from dmm.semantic import client
+    from dmm.background import client
 
     cfg = ws.config["semantic"]
     # with the model off too, for a large store: the process keeps the words' postings in
-    # memory once for every client (semantic/client.lexical_worth_it)
+    # memory once for every client (background/client.lexical_worth_it)
     if cfg["background"] and ((cfg["enabled"] and model.unavailable() is None)
                               or client.large(ws)):
         from dmm.index import watch

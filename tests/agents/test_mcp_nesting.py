@@ -62,7 +62,7 @@ def test_the_background_process_answers_a_deeply_nested_request(repo, tmp_path, 
     request gets an answer that says why, no traceback, and the next request is served."""
     import socket
 
-    from dmm.semantic import daemon
+    from dmm.background import daemon
 
     server = daemon._Server(str(tmp_path / "s.sock"), daemon._Handler)
     server.daemon = daemon.Daemon(repo.root)

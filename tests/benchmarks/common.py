@@ -111,7 +111,7 @@ def load() -> str:
 def daemon_pid(root: Path) -> int | None:
     """The background process serving ``root``, whichever install started it (asking it over
     the socket would stop one of another build), or None."""
-    want = ["-m", "dmm.semantic.daemon", str(root)]
+    want = ["-m", "dmm.background.daemon", str(root)]
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:

@@ -123,7 +123,7 @@ def test_the_schedule_asks_for_the_scans_its_settings_name(repo):
 def test_the_background_process_runs_the_schedule(repo, monkeypatch):
     """A real background process (model off, started for the store as a large one would be)
     scans the never-scanned store as it starts, through `dmm conflicts scan`."""
-    from dmm.semantic import client
+    from dmm.background import client
 
     _pair(repo)
     git(repo.root, "add", "-A")
@@ -149,7 +149,7 @@ def test_the_background_process_runs_the_schedule(repo, monkeypatch):
 
 
 def _stop(repo) -> None:
-    from dmm.semantic import client
+    from dmm.background import client
 
     try:
         client.ask(repo.root, repo.ws.shared_state_dir, {"op": "stop", "semantic": False},

@@ -211,7 +211,7 @@ def test_committed_links_at_the_old_lock_and_log_places_are_never_written(tmp_pa
 
 
 def _stop_background(root: Path) -> None:
-    from dmm.semantic import client
+    from dmm.background import client
 
     try:
         client.ask(root, Workspace(root).shared_state_dir, {"op": "stop"},
@@ -346,7 +346,7 @@ def test_idle_connections_do_not_pile_up_threads_in_the_background_process(repo,
     env = _semantic_env(monkeypatch)
     if not env:
         pytest.skip(model.unavailable())
-    from dmm.semantic import client, daemon
+    from dmm.background import client, daemon
 
     repo.add("project/build.md", GOOD_ID, "Builds use make", "Run make build.")
     assert repo.dmm("query", "builds", env=env).returncode == 0
@@ -437,7 +437,7 @@ def test_one_background_process_serves_every_work_tree_even_from_a_deep_folder(t
         assert daemon_pid(root) == pid  # one process for both
         # a request naming a work tree of another repository is refused: its caches, state
         # and memories are not this process's to read or write
-        from dmm.semantic import client
+        from dmm.background import client
 
         other = tmp_path / "other"
         other.mkdir()

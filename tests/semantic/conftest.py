@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dmm.semantic import client, model
+from dmm.background import client
+from dmm.semantic import model
 from dmm.workspace import Workspace
 
 ON = {"DMM_SEMANTIC": "on"}

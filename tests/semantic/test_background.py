@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from dmm.semantic import client
+from dmm.background import client
 from tests.semantic.conftest import daemon_pid
 from tests.semantic.test_index import OTHERS, RANKING
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dmm.semantic import client
+from dmm.background import client
 from tests.conftest import git
 
 pytestmark = pytest.mark.slow

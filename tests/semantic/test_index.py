@@ -104,10 +104,12 @@ def test_the_model_refuses_weights_that_are_not_the_pinned_ones(tmp_path, monkey
 
 def test_a_machine_without_the_model_answers_by_words_with_one_note(repo, monkeypatch):
     from dmm.query.run import memory_pack
-    from dmm.semantic import client, service
+    from dmm import modelcheck
+    from dmm.background import client
+    from dmm.semantic import service
 
     _add_store(repo)
-    monkeypatch.setattr(model, "RUNTIME", (*model.RUNTIME, "dmm_no_such_runtime"))
+    monkeypatch.setattr(modelcheck, "RUNTIME", (*modelcheck.RUNTIME, "dmm_no_such_runtime"))
     answer, note = client.via_background(repo.ws, {"op": "query", "task": "x"})
     assert answer is None and "dmm_no_such_runtime" in note and "by words" in note
     monkeypatch.setattr(service, "_enabled", True)  # as in `dmm mcp` / `dmm serve`

@@ -8,7 +8,8 @@ file), which only this user can use (mode 0600, owned by us: a socket anyone
 else made is never trusted); it exits when idle, and one started by another
 version of dmm is stopped and replaced. It is started without the agents' markers in its
 environment (it serves people and agents alike). This module imports only the standard
-library (and dmm's pure modules): a `dmm query` answered here never loads numpy or the model.
+library (and dmm's pure modules, nothing above the index, which asks it too): a `dmm query`
+answered here never loads numpy or the model.
 
 The process is asked with the model off too (DMM_SEMANTIC=off, ``[semantic] enabled = false``)
 when the store is large (``lexical_worth_it``): it keeps the words' postings in memory, where
@@ -131,17 +132,17 @@ def _exchange(sock: socket.socket, line: bytes) -> dict:
 def start(root: Path, state_dir: Path) -> None:
     """Start the background process of the repository at ``root`` (detached, its own session;
     it exits at once if another one holds the repository), without the agents' markers in its
-    environment (dmm.agents.identity). Its output goes to the log in ``state_dir``, never
+    environment (dmm.markers). Its output goes to the log in ``state_dir``, never
     written through a link."""
     import subprocess
 
-    from dmm.agents.identity import without_markers
     from dmm.fsutil import open_nofollow
+    from dmm.markers import without_markers
 
     log = open_nofollow(state_dir / LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         # it outlives the agent or person that started it, and serves both: no agent markers
-        subprocess.Popen([sys.executable, "-I", "-m", "dmm.semantic.daemon", str(root)],
+        subprocess.Popen([sys.executable, "-I", "-m", "dmm.background.daemon", str(root)],
                          cwd=root, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                          start_new_session=True, close_fds=True, env=without_markers())
     finally:
@@ -190,13 +191,13 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
     """(answer, None) from the background process; (None, note) when this command answers by
     itself instead (note None: nothing worth saying, e.g. the user turned the layer off).
     A DmmError the process reports (a bad budget, an empty task) is raised here."""
-    from dmm.semantic import model
+    from dmm import modelcheck
 
     cfg = ws.config["semantic"]
     if not cfg["background"]:
         return None, None
-    meaning = cfg["enabled"] and not model.switched_off()
-    why = model.unavailable() if meaning else None
+    meaning = cfg["enabled"] and not modelcheck.switched_off()
+    why = modelcheck.unavailable() if meaning else None
     note = "ranked by words: " + why if why else None
     from dmm.fsutil import state_folder
 
@@ -260,7 +261,7 @@ def warm(ws) -> None:
     """Start the background process of ``ws`` now, without waiting for it, when a query
     would ask it (the model on, or a large store by words): the post-commit hook calls this,
     so the next prompt finds it ready. Never raises: a warm-up is never worth a failure."""
-    from dmm.semantic import model
+    from dmm import modelcheck
 
     try:
         cfg = ws.config["semantic"]
@@ -271,7 +272,7 @@ def warm(ws) -> None:
         state_dir = state_folder(ws.shared_state_dir)
         if socket_path(state_dir).exists():
             return
-        meaning = cfg["enabled"] and model.unavailable() is None
+        meaning = cfg["enabled"] and modelcheck.unavailable() is None
         if meaning or lexical_worth_it(ws, state_dir):
             start(ws.root, state_dir)
     except Exception:  # noqa: BLE001 - the next query starts it anyway

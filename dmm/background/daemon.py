@@ -3,7 +3,7 @@ answers `dmm query`, the agent hooks, `dmm mcp` and `dmm serve` over ``semantic.
 clone's shared state folder (``<git-common-dir>/dmm/``, where no commit can put a file or a
 link).
 
-Run as ``python -I -m dmm.semantic.daemon REPO`` by ``client.start`` (never by hand; the
+Run as ``python -I -m dmm.background.daemon REPO`` by ``client.start`` (never by hand; the
 installed dmm, never code from the working tree). One per clone, whatever work tree started it:
 a request names its work tree (``root``), which must be one of this clone's (each has its own
 cache and index; the model is loaded once, and the vectors are shared by text). It holds an
@@ -32,7 +32,7 @@ import threading
 import time
 from pathlib import Path
 
-from dmm.semantic import client
+from dmm.background import client
 
 LOCK = "semantic.lock"
 LOCK_WAIT_S = 5.0
@@ -354,7 +354,7 @@ def _peer_uid(conn: socket.socket) -> int | None:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m dmm.semantic.daemon REPOSITORY", file=sys.stderr)
+        print("usage: python -m dmm.background.daemon REPOSITORY", file=sys.stderr)
         return 2
     return Daemon(Path(argv[0]).resolve()).run()
 
