@@ -149,7 +149,7 @@ def test_errors_carry_the_cli_message_and_never_stop_the_server(store):
     results, alive = session(store, calls)
     texts = [r.content[0].text for r in results]
     assert all(r.is_error for r in results[:4] + results[5:]), texts
-    assert "no memory with id or path" in texts[0] and "dmm status" in texts[0]
+    assert "no memory with id or path" in texts[0] and "dmm list" in texts[0]
     assert "the task is empty" in texts[2]
     assert "proposal_id" in texts[3] and "proposal id" in texts[3]
     assert not data(results[4])["success"]  # a refused proposal is an answer, like the CLI's

@@ -167,7 +167,7 @@ def test_an_unknown_memory_resource_keeps_dmms_message(store):
         return "no error"
 
     said = session(store, calls)
-    assert "no memory with id or path" in said and "dmm status" in said
+    assert "no memory with id or path" in said and "dmm list" in said
 
 
 def test_an_update_keeps_the_memorys_identity_when_the_content_leaves_it_out(store):
