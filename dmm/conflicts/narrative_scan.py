@@ -28,6 +28,7 @@ from dmm.conflicts import narrative, store
 from dmm.conflicts.model import Conflict, pair_key
 from dmm.errors import InvalidInputError
 from dmm.index import db, read
+from dmm.index.db import in_chunks
 from dmm.memory.model import SCOPES
 from dmm.memory.tokens import count_tokens
 from dmm.workspace import DMM_DIR, Workspace
@@ -119,9 +120,8 @@ class AnswerCache:
             stale = [row[0] for row in self.conn.execute(
                 "SELECT key FROM meta WHERE key >= ? AND key < ?",
                 (f"narrative:{scope}:", f"narrative:{scope};")) if row[0] not in wanted]
-            for start in range(0, len(stale), 500):
-                chunk = stale[start:start + 500]
-                self.conn.execute(f"DELETE FROM meta WHERE key IN ({','.join('?' * len(chunk))})",
+            for chunk, marks in in_chunks(stale):
+                self.conn.execute(f"DELETE FROM meta WHERE key IN ({marks})",
                                   chunk)
 
 

@@ -30,6 +30,7 @@ from dmm.conflicts.merger import merge
 from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
 from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index import db, read
+from dmm.index.db import in_chunks
 from dmm.index.refresh import ACTIVE
 from dmm.index.similar import corpus_stats, similar_memories
 
@@ -256,9 +257,7 @@ def _weights(conn: sqlite3.Connection, docs: list[int] | None) -> dict[int, Term
 
     if docs is None:
         take(conn.execute("SELECT doc, term, weight FROM postings"))
-    for start in range(0, len(docs or ()), 500):
-        chunk = docs[start:start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(docs or ()):
         take(conn.execute(f"SELECT doc, term, weight FROM postings WHERE doc IN ({marks})",
                           chunk))
     out = {}
@@ -395,11 +394,10 @@ def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n
     for doc in focus:
         rare = [t for t in vectors.get(doc, EMPTY) if stats[t].active <= max_df]
         shared: Counter = Counter()
-        for start in range(0, len(rare), 500):
-            chunk = rare[start:start + 500]
+        for chunk, marks in in_chunks(rare):
             shared.update(d for (d,) in conn.execute(
                 f"SELECT p.doc FROM postings p JOIN memories m ON m.doc = p.doc WHERE p.term IN "
-                f"({','.join('?' * len(chunk))}) AND {ACTIVE}", chunk))
+                f"({marks}) AND {ACTIVE}", chunk))
         found[doc] = {d for d, k in shared.items() if k >= MIN_SHARED_TERMS and d != doc}
     others = sorted(set().union(*found.values()) - set(vectors))
     vectors.update(_weights(conn, others))
@@ -420,10 +418,9 @@ def _docs(conn: sqlite3.Connection, ids: set[str]) -> dict[str, int]:
     as a scan of the whole table found)."""
     out: dict[str, int] = {}
     ordered = sorted(ids)
-    for start in range(0, len(ordered), 500):
-        chunk = ordered[start:start + 500]
+    for chunk, marks in in_chunks(ordered):
         out.update(conn.execute(f"SELECT id, max(doc) FROM memories WHERE id IN "
-                                f"({','.join('?' * len(chunk))}) GROUP BY id", chunk))
+                                f"({marks}) GROUP BY id", chunk))
     return out
 
 

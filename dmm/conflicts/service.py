@@ -19,6 +19,7 @@ from dmm.conflicts.model import (OPEN, Conflict, ConflictMemory, conflict_id, pa
                                   status_of)
 from dmm.errors import InvalidInputError, NotFoundError
 from dmm.index import db, read
+from dmm.index.db import in_chunks
 from dmm.memory.model import Memory
 from dmm.workspace import Workspace
 
@@ -233,10 +234,9 @@ def _memories(conn: sqlite3.Connection, decided: list[dict]) -> dict[str, Confli
     """The memories (by id) that the decisions ``decided`` name: those alone are read."""
     ids = sorted({i for d in decided for i in d.get("memories") or () if isinstance(i, str)})
     found = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+    for chunk, marks in in_chunks(ids):
         found.update((m.id, m) for m in read.memories(
-            conn, f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)))
+            conn, f"WHERE id IN ({marks})", tuple(chunk)))
     return {i: ConflictMemory.of(m, "secondary") for i, m in found.items()}
 
 
@@ -515,10 +515,9 @@ def memories_of(conn: sqlite3.Connection, conflicts_: list[Conflict]) -> dict[st
     """The memories the conflicts are between, from the cache, by id."""
     ids = sorted({m.memory_id for c in conflicts_ for m in c.memories})
     out: dict[str, Memory] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+    for chunk, marks in in_chunks(ids):
         out.update((m.id, m) for m in read.memories(
-            conn, f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)))
+            conn, f"WHERE id IN ({marks})", tuple(chunk)))
     return out
 
 

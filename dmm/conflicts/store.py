@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from dmm.conflicts.model import ANALYZERS, PASSES, Conflict, ConflictMemory, status_of
+from dmm.index.db import in_chunks
 from dmm.workspace import DMM_DIR
 
 
@@ -52,10 +53,9 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
             stale = [(cid, a, b) for cid, (a, b) in rows.items()]
         gone = [cid for cid, a, b in stale if cid not in kept
                 and (focus is None or a in focus or b in focus)]
-        for start in range(0, len(gone), 500):
-            chunk = gone[start:start + 500]
+        for chunk, marks in in_chunks(gone):
             conn.execute(f"DELETE FROM conflicts WHERE conflict_id IN "
-                         f"({','.join('?' * len(chunk))})", chunk)
+                         f"({marks})", chunk)
         # conflicts of memories that no longer exist go too
         conn.execute("DELETE FROM conflicts WHERE a NOT IN (SELECT id FROM memories) "
                      "OR b NOT IN (SELECT id FROM memories)")
@@ -106,10 +106,9 @@ def _stored(conn: sqlite3.Connection, columns: str, column: str,
         return {row[0]: row[1] if len(row) == 2 else row[1:]
                 for row in conn.execute(f"SELECT {columns} FROM conflicts")}
     out = {}
-    for start in range(0, len(values), 500):
-        chunk = values[start:start + 500]
+    for chunk, marks in in_chunks(values):
         for row in conn.execute(f"SELECT {columns} FROM conflicts WHERE {column} IN "
-                                f"({','.join('?' * len(chunk))})", chunk):
+                                f"({marks})", chunk):
             out[row[0]] = row[1] if len(row) == 2 else row[1:]
     return out
 
@@ -131,10 +130,9 @@ def _found_by_passes(conn: sqlite3.Connection, ran: set[str]) -> dict[str, dict]
         return {}
     ids = sorted({i for data in found.values() for i in data["basis"]})
     digests = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+    for chunk, marks in in_chunks(ids):
         digests.update(conn.execute(f"SELECT id, digest FROM memories WHERE id IN "
-                                    f"({','.join('?' * len(chunk))})", chunk))
+                                    f"({marks})", chunk))
     return {cid: data for cid, data in found.items()
             if all(digests.get(i) == d for i, d in data["basis"].items())}
 
@@ -189,10 +187,9 @@ def _digests(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[s
     if paths is None:
         return dict(conn.execute("SELECT id || ' ' || path, digest FROM memories"))
     out: dict[str, str] = {}
-    for start in range(0, len(paths), 500):
-        chunk = paths[start:start + 500]
+    for chunk, marks in in_chunks(paths):
         out.update(conn.execute(f"SELECT id || ' ' || path, digest FROM memories WHERE path IN "
-                                f"({','.join('?' * len(chunk))})", chunk))
+                                f"({marks})", chunk))
     return out
 
 
@@ -363,10 +360,9 @@ def _text_of(value) -> str:
 def written_on(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str]:
     """{memory id: its `created` date} for those of ``ids`` the cache holds with one."""
     out: dict[str, str] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+    for chunk, marks in in_chunks(ids):
         out.update(conn.execute(f"SELECT id, created FROM memories WHERE created IS NOT NULL "
-                                f"AND id IN ({','.join('?' * len(chunk))})", chunk))
+                                f"AND id IN ({marks})", chunk))
     return out
 
 
@@ -380,9 +376,7 @@ def found_only_by(conn: sqlite3.Connection, method: str) -> dict[str, Conflict]:
 def detected(conn: sqlite3.Connection, ids: list[str]) -> set[str]:
     """Which of the conflict ids ``ids`` the last scan detected."""
     found: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(ids):
         found |= {r[0] for r in conn.execute(
             f"SELECT conflict_id FROM conflicts WHERE conflict_id IN ({marks})", chunk)}
     return found
@@ -459,9 +453,8 @@ def _page(conn: sqlite3.Connection, where: str, args: list, limit: int) -> list[
     chosen = sorted(top, key=lambda r: (-round(r[1], 3), r[0]))[:limit]
     records = {}
     ids = [cid for cid, _ in chosen]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+    for chunk, marks in in_chunks(ids):
         records.update(conn.execute(f"SELECT conflict_id, record FROM conflicts WHERE "
-                                    f"conflict_id IN ({','.join('?' * len(chunk))})", chunk))
+                                    f"conflict_id IN ({marks})", chunk))
     return [from_dict(_cached_json(records[cid])) for cid in ids]
 

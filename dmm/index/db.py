@@ -14,7 +14,7 @@ import contextvars
 import os
 import sqlite3
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from dmm.errors import BusyError
 from dmm import fsutil
@@ -24,6 +24,7 @@ from dmm.index.schema import DDL, SCHEMA_VERSION
 DB_NAME = "cache.sqlite3"
 LOCK_NAME = "cache.lock"
 BUSY_TIMEOUT_S = 30.0
+SQL_VALUES = 500  # values bound per statement: under SQLite's oldest limit of 999 variables
 
 
 # Why this process answers without an on-disk cache (a read-only git folder, a link ...),
@@ -39,6 +40,15 @@ NOTICES: list[str] = []
 # it fail with "the dmm cache is locked by another process".
 _IMPATIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("impatient", default=False)
 IMPATIENT_BUSY_S = 0.05
+
+
+def in_chunks(values: Sequence) -> Iterator[tuple[list, str]]:
+    """``values`` in slices one statement can bind, each with its placeholders ("?,?,?"):
+    ``for part, marks in in_chunks(ids): conn.execute(f"... IN ({marks})", part)``."""
+    values = list(values)
+    for start in range(0, len(values), SQL_VALUES):
+        part = values[start:start + SQL_VALUES]
+        yield part, ",".join("?" * len(part))
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING, Iterator
 
+from dmm.index.db import in_chunks
 from dmm.memory import Memory, Problem
 from dmm.render import count
 
@@ -55,9 +56,7 @@ def active_paths(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | No
     """For each of ``ids`` the cache knows: the path of its active file, or None when every
     file with that id is deprecated."""
     known: dict[str, str | None] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(ids):
         for memory_id, path, status, confidence in conn.execute(
                 f"SELECT id, path, status, confidence FROM memories WHERE id IN ({marks}) "
                 "ORDER BY path", chunk):
@@ -70,9 +69,7 @@ def active_paths(conn: sqlite3.Connection, ids: list[str]) -> dict[str, str | No
 
 def memories_by_doc(conn: sqlite3.Connection, docs: list[int]) -> dict[int, Memory]:
     out: dict[int, Memory] = {}
-    for start in range(0, len(docs), 500):
-        chunk = docs[start:start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(docs):
         for row in conn.execute(f"SELECT {COLUMNS} FROM {FROM} WHERE m.doc IN ({marks})", chunk):
             out[row[0]] = to_memory(row)
     return out

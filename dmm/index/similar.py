@@ -13,6 +13,7 @@ import sqlite3
 from typing import NamedTuple
 
 from dmm.index import db
+from dmm.index.db import in_chunks
 from dmm.index.refresh import posting_weights
 from dmm.memory import Memory
 
@@ -36,9 +37,7 @@ def corpus_stats(conn: sqlite3.Connection, terms: list[str]) -> dict[str, TermSt
     """The statistics of each of ``terms`` some stored memory has, from those the cache keeps
     (schema ``terms``): no count over the postings."""
     out: dict[str, TermStats] = {}
-    for start in range(0, len(terms), 500):
-        chunk = terms[start:start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(terms):
         out.update((row[0], TermStats(*row[1:])) for row in conn.execute(
             f"SELECT term, df, active FROM terms WHERE term IN ({marks})", chunk))
     return out

@@ -26,6 +26,7 @@ import sqlite3
 import threading
 from typing import Iterator
 
+from dmm.index.db import in_chunks
 from dmm.index.refresh import K1, _token
 from dmm.semantic.model import numpy as _numpy
 
@@ -182,9 +183,7 @@ class State:
         self.delta: dict[str, tuple] = {}  # postings of the changed memories that exist
         live = [int(d) for d in changed if d < size and self.exists[d]]
         found: dict[str, list] = {}
-        for start in range(0, len(live), 500):
-            part = live[start:start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(live):
             for term, doc, weight in conn.execute(
                     f"SELECT term, doc, weight FROM postings WHERE doc IN ({marks})", part):
                 found.setdefault(term, []).append((doc, weight))

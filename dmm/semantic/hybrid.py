@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import sqlite3
 
+from dmm.index.db import in_chunks
 from dmm.query.rank import CONFIDENCE_FACTOR, Ranked, rank
 from dmm.semantic import fuse
 from dmm.semantic.index import SemanticIndex
@@ -27,9 +28,7 @@ def hybrid_rank(conn: sqlite3.Connection, task: str, where: str, params: list, c
     by_path = index.similarity(task, min_cosine=fuse.FLOOR)
     cosines: dict[int, float] = {}
     paths = sorted(by_path)
-    for start in range(0, len(paths), 500):
-        part = paths[start:start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(paths):
         for doc, path in conn.execute(
                 f"SELECT doc, path FROM memories WHERE path IN ({marks})", part):
             cosines[doc] = by_path[path]
@@ -47,9 +46,7 @@ def hybrid_rank(conn: sqlite3.Connection, task: str, where: str, params: list, c
     fused = fuse.fuse({d: r.relevance for d, r in near.items()}, cosines)
     extra = sorted(d for d, (f, _) in fused.items() if d not in near and f >= floor)
     pw = float(cfg["priority_weight"])
-    for start in range(0, len(extra), 500):
-        part = extra[start:start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(extra):
         for doc, priority, confidence, size in conn.execute(
                 f"SELECT m.doc, m.priority, m.confidence, m.tokens FROM memories m "
                 f"WHERE m.doc IN ({marks}) AND {where}", [*part, *params]):

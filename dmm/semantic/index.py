@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from dmm.index import db
+from dmm.index.db import in_chunks
 from dmm.semantic import chunks, model, vectors
 
 Progress = Callable[[int, int], None]
@@ -181,9 +182,7 @@ class SemanticIndex:
     @staticmethod
     def _texts(conn: sqlite3.Connection, paths: list[str]) -> list[tuple[str, str, str]]:
         out = []
-        for start in range(0, len(paths), 500):
-            part = paths[start:start + 500]
-            marks = ",".join("?" * len(part))
+        for part, marks in in_chunks(paths):
             out += conn.execute("SELECT m.path, m.title, b.body FROM memories m JOIN bodies b "
                                 f"ON b.doc = m.doc WHERE m.path IN ({marks})", part).fetchall()
         return out

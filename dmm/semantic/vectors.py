@@ -14,6 +14,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from dmm.index.db import in_chunks
+
 DB_NAME = "semantic.sqlite3"
 SCHEMA_VERSION = 1
 DDL = """
@@ -67,9 +69,7 @@ def connect(folder: Path | None) -> sqlite3.Connection:
 def keys(conn: sqlite3.Connection, wanted: list[str]) -> set[str]:
     """Which of ``wanted`` have vectors (a look at the primary key only: fast)."""
     out: set[str] = set()
-    for start in range(0, len(wanted), 500):
-        part = wanted[start:start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(wanted):
         out.update(k for (k,) in conn.execute(
             f"SELECT key FROM vectors WHERE key IN ({marks})", part))
     return out
@@ -77,9 +77,7 @@ def keys(conn: sqlite3.Connection, wanted: list[str]) -> set[str]:
 
 def known(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[int, bytes]]:
     out: dict[str, tuple[int, bytes]] = {}
-    for start in range(0, len(keys), 500):
-        part = keys[start:start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_chunks(keys):
         for key, n, vecs in conn.execute(
                 f"SELECT key, n, vecs FROM vectors WHERE key IN ({marks})", part):
             out[key] = (n, vecs)
