@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dmm.conflicts.model import ANALYZERS, PASSES, Conflict, ConflictMemory, status_of
 from dmm.index.db import in_chunks
+from dmm.index.refresh import touched_paths
 from dmm.workspace import DMM_DIR
 
 
@@ -241,21 +242,6 @@ def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
     changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
     gone = any(key not in now for key in before if key.split(" ", 1)[1] in paths)
     return changed, gone
-
-
-def touched_paths(conn: sqlite3.Connection) -> list[str] | None:
-    """The memory files a refresh re-read or removed since the last scan recorded what it
-    scanned (index/refresh.py adds them, save clears them); None when not known."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'touched'").fetchone()
-    if row is None:
-        return None
-    try:
-        paths = marshal.loads(row[0])
-    except (ValueError, EOFError, TypeError) as exc:
-        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
-    if not isinstance(paths, list):
-        raise sqlite3.DatabaseError("damaged cache metadata: touched paths")
-    return paths
 
 
 def scanned_with(conn: sqlite3.Connection) -> str | None:

@@ -349,22 +349,30 @@ def _indexed_with(conn: sqlite3.Connection) -> str | None:
     return row[0] if row else None
 
 
+def touched_paths(conn: sqlite3.Connection) -> list[str] | None:
+    """The memory files a refresh re-read or removed since the last conflict scan recorded
+    what it scanned (conflicts/store.py clears the list); None when not known."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'touched'").fetchone()
+    if row is None:
+        return None
+    try:
+        paths = marshal.loads(row[0])
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+    if not isinstance(paths, list):
+        raise sqlite3.DatabaseError("damaged cache metadata: touched paths")
+    return paths
+
+
 def _touch(conn: sqlite3.Connection, paths: list[str]) -> None:
     """Add ``paths`` to those re-read or removed since the last conflict scan recorded what it
     scanned (conflicts/store.py: only their digests can differ from what it scanned). Kept
     only once a scan started the list: before, every digest is compared anyway."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'touched'").fetchone()
-    if row is None:
+    known = touched_paths(conn)
+    if known is None:
         return
-    try:
-        known = marshal.loads(row[0])
-    except (ValueError, EOFError, TypeError) as exc:
-        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
-    if not isinstance(known, list):
-        raise sqlite3.DatabaseError("damaged cache metadata: touched paths")
-    merged = sorted(set(known).union(paths))
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('touched', ?)",
-                 (marshal.dumps(merged),))
+                 (marshal.dumps(sorted(set(known).union(paths))),))
 
 
 RECOUNT_MIN = 500  # memories (re)read at once from which the statistics are counted anew
