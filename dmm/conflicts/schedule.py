@@ -116,13 +116,21 @@ class Schedule:
         return None
 
     def step(self, first: bool) -> None:
-        kind = self.due(first)
-        if kind is None:
+        if self.due(first) is None:
             return
         while self.idle is not None and self.idle() < quiet_s():
             if self.stop.wait(max(0.05, quiet_s() - self.idle())):
                 return
-        self.scan(full=kind == "full")
+        from dmm.fsutil import file_lock
+        from dmm.hooks.run import LOCK_NAME
+        from dmm.workspace import Workspace
+
+        # a commit's background scan (hooks/run.py) may be making this very scan: after it
+        # ends, what is still due is asked again (a first commit's scan is a full one)
+        with file_lock(Workspace(self.root).shared_state_dir / LOCK_NAME):
+            kind = self.due(first)
+            if kind is not None:
+                self.scan(full=kind == "full")
 
     def scan(self, full: bool) -> int | None:
         """Run `dmm conflicts scan` (``--full``) for the work tree, at low priority, unless

@@ -182,17 +182,21 @@ def _changed_paths(ws: Workspace, hook: str) -> list[str] | None:
     """The memory files (relative to .dmm/memory/) the git command running ``hook`` changed:
     the last commit's (post-commit), or those between ORIG_HEAD and HEAD (a merge); None
     when git cannot say (the cache then looks at every file): a rewrite (an amend leaves
-    ORIG_HEAD where an older command put it) or a first commit."""
+    ORIG_HEAD where an older command put it). A first commit changed every file it holds."""
     from dmm.gitrepo import Git
 
     if hook not in ("post-commit", "post-merge"):
         return None
     git = Git(ws.root)
     base = "HEAD~1" if hook == "post-commit" else "ORIG_HEAD"
-    if git.rev_parse(base) is None:
+    if git.rev_parse(base) is not None:
+        done = git.run("diff", "--no-renames", "--name-only", "-z", base, "HEAD", "--",
+                       ".dmm/memory", check=False)
+    elif hook == "post-commit" and git.rev_parse("HEAD") is not None:  # the first commit
+        done = git.run("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", ".dmm/memory",
+                       check=False)
+    else:
         return None
-    done = git.run("diff", "--no-renames", "--name-only", "-z", base, "HEAD", "--",
-                   ".dmm/memory", check=False)
     if done.returncode != 0:
         return None
     return [p.removeprefix(".dmm/memory/") for p in done.stdout.split("\0") if p]

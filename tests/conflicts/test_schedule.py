@@ -180,3 +180,24 @@ def test_dmm_serve_runs_the_schedule(repo, monkeypatch):
     finally:
         server.proc.terminate()
         server.proc.wait(30)
+
+
+def test_the_schedule_waits_for_a_commits_background_scan_and_asks_again(repo):
+    """The hook's background scan of a large commit and the schedule's scan at start-up were
+    two full scans of one store at once: the schedule now waits for the hook's and finds the
+    store scanned."""
+    from dmm.fsutil import file_lock
+    from dmm.hooks.run import LOCK_NAME
+
+    _pair(repo)
+    _settings(repo, "[scan]\nperiodic_enabled = true\nscan_at_startup = true\n")
+    plan = schedule.Schedule(repo.root, threading.Event())
+    assert plan.due(first=True) == "full"  # never scanned
+    with file_lock(repo.ws.shared_state_dir / LOCK_NAME):  # the hook's scan is running
+        stepping = threading.Thread(target=plan.step, args=(True,))
+        stepping.start()
+        stepping.join(1.0)
+        assert stepping.is_alive() and _scans(repo) == []  # it waits, it does not scan
+        assert repo.dmm("conflicts", "scan", "--full").returncode == 0  # as the hook's would
+    stepping.join(60)
+    assert not stepping.is_alive() and _scans(repo) == ["full"]  # nothing due: no second scan

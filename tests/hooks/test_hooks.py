@@ -242,3 +242,22 @@ def test_the_hook_looks_only_at_the_files_the_commit_changed(hooked):
     conn, _ = open_fresh(hooked.ws)  # any other command walks the store
     assert [m.title for m in read.find(conn, "mem_2025_03_01_001")] == ["Other rule, edited"]
     conn.close()
+
+
+def test_a_large_first_commit_goes_to_the_background_unread(repo):
+    """A first commit (a store added to a repository at once) has no parent to compare with:
+    its files are what it holds, and many of them are scanned in the background, never read
+    by the hook (10,000 memories held `git commit` for 14 s)."""
+    from dmm.fsutil import file_lock
+    from dmm.hooks.run import FOREGROUND_MAX, LOCK_NAME
+    from dmm.index import db
+
+    assert repo.dmm("hooks", "install").returncode == 0
+    for i in range(FOREGROUND_MAX + 1):
+        repo.add(f"project/n{i}.md", f"mem_2025_02_01_{i:03d}", f"Note {i} on topic {i}",
+                 f"Topic {i} stands alone: word{i}a word{i}b.")
+    git(repo.root, "add", "-A")
+    with file_lock(repo.ws.shared_state_dir / LOCK_NAME):  # the background scan waits
+        err = commit(repo, "the whole store")
+        assert "in the background" in err, err
+        assert not (repo.ws.state_dir / db.DB_NAME).exists()  # the hook read no file
