@@ -274,8 +274,11 @@ def _with_landings(git: Git, history) -> list[LogEntry]:
             key = (when, e.commit in on_main, e.commit)
             if e.proposal_id not in first or key < first[e.proposal_id]:
                 first[e.proposal_id] = key
+    # git's clock has seconds: of two commits in one second on a main branch, the one a
+    # date-ordered walk lists first (a child before its parent) is the later
+    on_main_at = {n.commit.sha: len(history.main) - i for i, n in enumerate(history.main)}
     out = []
-    for _, entry in sorted(timed, key=_newest_first, reverse=True):
+    for _, entry in sorted(timed, key=lambda t: _newest_first(t, on_main_at), reverse=True):
         if entry.event == "proposed" and entry.proposal_id \
                 and entry.commit != first[entry.proposal_id][2]:
             continue
@@ -287,12 +290,13 @@ def _with_landings(git: Git, history) -> list[LogEntry]:
 _LATER = {"proposed": 0, "fixed": 1, "resolved:undo": 3}
 
 
-def _newest_first(timed: tuple) -> tuple:
+def _newest_first(timed: tuple, on_main_at: dict[str, int]) -> tuple:
     """The order of the log, reversed: a total key (time, then where the event comes in a
-    proposal's life, then the commit id), so that every clone lists the same entries in the
-    same order, whatever order its refs were walked in."""
+    proposal's life, then the place of its commit on the main branch, then the commit id),
+    so that every clone lists the same entries in the same order, whatever order its refs
+    were walked in."""
     when, entry = timed
-    return when, _LATER.get(entry.event, 2), entry.commit
+    return when, _LATER.get(entry.event, 2), on_main_at.get(entry.commit, 0), entry.commit
 
 
 def _closed_ones(history, skip: set[str]) -> list:

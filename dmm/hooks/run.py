@@ -58,12 +58,21 @@ def _scan_here(ws: Workspace, paths: list[str] | None, background: bool):
         pending = _pending(ws, conn) if background else 0
         if pending <= FOREGROUND_MAX:
             notice = scan(ws, conn, publish=not background)
-            if background:  # what the other work trees adopt: in proportion to the conflicts
-                start_background(ws, publish_only=True)
+            if background and _other_worktrees(ws):  # what they adopt: costs in proportion
+                start_background(ws, publish_only=True)  # to the conflicts
             return (notice,)
     finally:
         conn.close()
     return pending
+
+
+def _other_worktrees(ws: Workspace) -> bool:
+    """Whether the clone has linked work trees (`git worktree add`), which adopt this scan's
+    result: git keeps one folder for each in <git-common-dir>/worktrees/."""
+    try:
+        return any((ws.shared_state_dir.parent / "worktrees").iterdir())
+    except OSError:
+        return False
 
 
 def _pending(ws: Workspace, conn) -> int:

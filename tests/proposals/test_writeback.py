@@ -346,10 +346,13 @@ def test_concurrent_approvals_lose_nothing(committed):
 
 def test_first_parent_log_and_dmm_log_tell_the_same_story(committed):
     ids = []
-    for i, title in enumerate(["Alpha rule about caching", "Beta rule about queues"]):
+    for i, title in enumerate(["Alpha rule about caching", "Beta rule about queues",
+                               "Gamma rule about retries", "Delta rule about logging"]):
         pid = propose(committed, "propose", "--path", f"project/s{i}.md", "--reason", "r",
                       content=new_memory(title, distinct_body(i), tags=f"[t{i}]"))["proposal_id"]
-        committed.dmm("review", "approve", pid)
+        # both approvals in one second of git's clock: the log still follows the branch
+        same_second = {"GIT_COMMITTER_DATE": "2026-05-01T12:00:00Z"}
+        assert committed.dmm("review", "approve", pid, "--force", env=same_second).returncode == 0
         ids.append(pid)
     first_parent = [line for line in git(committed.root, "log", "--first-parent",
                                          "--format=%H %s").splitlines() if "dmm: approved" in line]
