@@ -79,7 +79,9 @@ class Daemon:
         self.ws = Workspace(root)
         self.state_dir = self.ws.shared_state_dir
         self.build = client.build_id()
-        self.last_request = time.monotonic()
+        self.last_request = time.monotonic()  # when the last request ended
+        self.serving = 0  # requests being answered: a process busy with one is not idle
+        self.serving_lock = threading.Lock()
         self.server: _Server | None = None
         self.inode: int | None = None
         self.stopping = threading.Event()
@@ -137,12 +139,15 @@ class Daemon:
                 time.sleep(0.05)
 
     def _remove_socket(self) -> None:
-        """Remove our socket, never one a newer process made in its place."""
+        """Remove our socket, never one a newer process made in its place: once only, since
+        the next process's socket may be given the very inode number ours had."""
         try:
-            if os.stat(self.state_dir / client.SOCKET).st_ino == self.inode:
+            if self.inode is not None and \
+                    os.stat(self.state_dir / client.SOCKET).st_ino == self.inode:
                 os.unlink(self.state_dir / client.SOCKET)
         except OSError:
             pass
+        self.inode = None
 
     def _watch(self) -> None:
         # DMM_SEMANTIC_IDLE_S: seconds instead of the setting's minutes (the life-cycle tests)
@@ -153,7 +158,7 @@ class Daemon:
                 same = os.stat(self.state_dir / client.SOCKET).st_ino == self.inode
             except OSError:
                 same = False
-            if not same or time.monotonic() - self.last_request > idle_s:
+            if not same or self.idle() > idle_s:
                 self.stop()
 
     def _config(self) -> dict:
@@ -189,22 +194,44 @@ class Daemon:
                   file=sys.stderr, flush=True)
         # then the scans of [scan] (conflicts/schedule.py), when no request is being served
         Schedule(ws.root, self.stopping,
-                 idle=lambda: time.monotonic() - self.last_request).start()
+                 idle=self.idle).start()
 
     def stop(self) -> None:
         if not self.stopping.is_set():
             self.stopping.set()
+            # the socket's name goes first: a client connecting while the server winds down
+            # would wait in its backlog and be dropped unanswered; by name it finds no process
+            # and starts the next one (a client told "stale" waits for exactly this)
+            self._remove_socket()
             threading.Thread(target=self.server.shutdown, daemon=True).start()
 
     # -- answers ----------------------------------------------------------------------------
 
+    def idle(self) -> float:
+        """Seconds since the last request ended; 0 while one is being answered (a first query
+        on a busy machine can take longer than the idle time: the process once exited under
+        it, and the client heard nothing)."""
+        with self.serving_lock:
+            return 0.0 if self.serving else time.monotonic() - self.last_request
+
     def answer(self, request: dict) -> dict:
+        with self.serving_lock:
+            self.serving += 1
+        try:
+            return self._reply(request)
+        finally:
+            with self.serving_lock:
+                self.serving -= 1
+                self.last_request = time.monotonic()
+
+    def _reply(self, request: dict) -> dict:
         from dmm.errors import DmmError
         from dmm.semantic import service
 
-        self.last_request = time.monotonic()
+        # a "stale" answer stops this process once it is sent (_Handler): stopped first, the
+        # process could exit before its handler thread wrote it, and the client would answer
+        # by words saying the process crashed
         if request.get("build") != self.build:
-            self.stop()
             return {"ok": False, "stale": True}
         op = request.get("op")
         try:
@@ -218,7 +245,6 @@ class Daemon:
             if not words and op in ("query", "hook") and model.switched_off():
                 # started with the model switched off (DMM_SEMANTIC=off) and asked for
                 # meaning: the client starts one that loads it, as for another build
-                self.stop()
                 return {"ok": False, "stale": True}
             token = service.WORDS.set(words)  # ranked by words alone, with postings resident
             try:
@@ -338,6 +364,8 @@ class _Handler(socketserver.StreamRequestHandler):
                 answer = (daemon.answer(request) if isinstance(request, dict)
                           else {"ok": False, "why": why})
             self.wfile.write(json.dumps(answer).encode())
+            if answer.get("stale"):
+                daemon.stop()
         except (BrokenPipeError, ConnectionResetError, TimeoutError, socket.timeout):
             pass  # the client went away or sent nothing in time: its thread ends here
 

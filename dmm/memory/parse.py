@@ -23,7 +23,24 @@ MAX_NESTING = 8
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """Safe YAML that keeps dates as text: `created` and `expires` are checked by validate.py,
-    so an impossible date ("2026-02-30") is a problem of the file, not an exception."""
+    so an impossible date ("2026-02-30") is a problem of the file, not an exception. A key
+    given twice is refused: YAML readers disagree on which one counts (PyYAML keeps the last),
+    so a reviewer reading the diff could see `status: active` where dmm reads the other."""
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001 - PyYAML's signature
+        lines: dict[object, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                repeated = key in lines
+            except TypeError:  # an unhashable key: the constructor below reports it
+                continue
+            if repeated:
+                raise FrontmatterError(
+                    f"the field {key!r} is given twice (frontmatter lines {lines[key] + 1} "
+                    f"and {key_node.start_mark.line + 1}): say each field once")
+            lines[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp",

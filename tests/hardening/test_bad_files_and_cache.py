@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -167,37 +168,48 @@ def _as_nobody() -> list[str] | None:
 
 
 @pytest.mark.slow
-def test_a_read_only_store_still_answers(store, tmp_path):
+def test_a_read_only_store_still_answers(store):
     prefix = _as_nobody()
     if prefix is None:
         pytest.skip("needs setpriv to drop root's rights")
     assert store.dmm("query", "gateway").returncode == 0
     (store.memory / "project" / "limit_old.md").write_text(
         (store.memory / "project" / "limit_old.md").read_text() + "\nOne more line.\n")
-    for path in [store.root, *store.root.rglob("*")]:
-        if ".git" not in path.parts and not path.is_symlink():
-            path.chmod(0o555 if path.is_dir() else 0o444)
-    for parent in store.root.parents:
-        if parent == Path("/tmp") or parent == parent.parent:
-            break
-        parent.chmod(parent.stat().st_mode | 0o005)
-    env = {**os.environ, "HOME": str(tmp_path), "GIT_CONFIG_COUNT": "1",
-           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
-    env.pop("DMM_DEBUG", None)
-    probe = subprocess.run(prefix + [sys.executable, "-c", "import dmm"], cwd=tmp_path, env=env,
-                           capture_output=True)
-    if probe.returncode != 0:
-        pytest.skip("dmm is not importable by an unprivileged user here")
-    for args in (("query", "upload size ceiling gateway"), ("status",), ("validate",),
-                 ("conflicts", "list"), ("conflicts", "scan"), ("usage", "top"), ("reindex",)):
-        proc = subprocess.run(prefix + [sys.executable, "-m", "dmm", "-C", str(store.root),
-                                        *args], cwd=tmp_path, env=env, capture_output=True,
-                              text=True)
-        assert proc.returncode in (0, 1), (args, proc.stderr)
-        assert "PermissionError" not in proc.stderr and "internal error" not in proc.stderr
-        assert "without a cache" in proc.stderr or "read-only" in proc.stderr
-        if args[0] == "query":  # the pack's memories are checked, not "never scanned"
-            assert "1 conflict exists among these memories" in proc.stdout, proc.stdout
+    # outside pytest's own temporary folder: every pytest that starts (another session on
+    # this machine) makes /tmp/pytest-of-<user> private again, which would lock the other
+    # user out in the middle of the test
+    base = Path(tempfile.mkdtemp(prefix="dmm-read-only-"))
+    try:
+        base.chmod(0o755)
+        root = Path(shutil.move(store.root, base / "repo"))
+        for path in [root, *root.rglob("*")]:
+            if ".git" not in path.parts and not path.is_symlink():
+                path.chmod(0o555 if path.is_dir() else 0o444)
+        home = base / "home"  # a home the user cannot write either
+        home.mkdir(mode=0o555)
+        env = {**os.environ, "HOME": str(home), "GIT_CONFIG_COUNT": "1",
+               "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+        env.pop("DMM_DEBUG", None)
+        probe = subprocess.run(prefix + [sys.executable, "-c", "import dmm"], cwd=base,
+                               env=env, capture_output=True)
+        if probe.returncode != 0:
+            pytest.skip("dmm is not importable by an unprivileged user here")
+        for args in (("query", "upload size ceiling gateway"), ("status",), ("validate",),
+                     ("conflicts", "list"), ("conflicts", "scan"), ("usage", "top"),
+                     ("reindex",)):
+            proc = subprocess.run(prefix + [sys.executable, "-m", "dmm", "-C", str(root),
+                                            *args], cwd=base, env=env, capture_output=True,
+                                  text=True)
+            assert proc.returncode in (0, 1), (args, proc.stderr)
+            assert "PermissionError" not in proc.stderr and "internal error" not in proc.stderr
+            assert "without a cache" in proc.stderr or "read-only" in proc.stderr
+            if args[0] == "query":  # the pack's memories are checked, not "never scanned"
+                assert "1 conflict exists among these memories" in proc.stdout, proc.stdout
+    finally:
+        for path in [base, *base.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o755)
+        shutil.rmtree(base)
 
 
 def test_template_syntax_is_printed_and_python_tags_are_refused(store, tmp_path):

@@ -396,6 +396,21 @@ def test_a_temporary_file_named_in_advance_is_never_written_through_a_link(tmp_p
     assert not tmp.is_symlink() and tmp.read_bytes() == b"landed text"
 
 
+def _ranked_by_meaning(repo: Repo, env: dict, within: float = 90.0) -> dict:
+    """The pack of a query asked until the background process ranks it by meaning. A query
+    never waits for the index beyond its budget (a busy machine's first one is answered by
+    words, with a note): what these tests check is which process answers and from which
+    memories, not how soon."""
+    deadline = time.monotonic() + within
+    while True:
+        pack = json.loads(repo.dmm("query", "how do I ship a release", "--json",
+                                   env=env).stdout)
+        if pack["stats"]["ranking"] == "words+meaning":
+            return pack
+        assert time.monotonic() < deadline, pack["notes"]
+        time.sleep(0.5)
+
+
 @pytest.mark.slow
 def test_one_background_process_serves_every_work_tree_even_from_a_deep_folder(tmp_path,
                                                                                monkeypatch):
@@ -424,15 +439,11 @@ def test_one_background_process_serves_every_work_tree_even_from_a_deep_folder(t
     sock = Workspace(tree).shared_state_dir / "semantic.sock"
     assert len(os.fsencode(sock)) > 108
     try:
-        ours = json.loads(side.dmm("query", "how do I ship a release", "--json",
-                                   env=env).stdout)
-        assert ours["stats"]["ranking"] == "words+meaning", ours
+        ours = _ranked_by_meaning(side, env)
         assert ours["retrieved"][0]["path"] == "project/deploy.md"
         assert sock.exists() and not (Workspace(tree).state_dir / "semantic.sock").exists()
         pid = daemon_pid(tree)
-        theirs = json.loads(main.dmm("query", "how do I ship a release", "--json",
-                                     env=env).stdout)
-        assert theirs["stats"]["ranking"] == "words+meaning", theirs
+        theirs = _ranked_by_meaning(main, env)
         assert "project/deploy.md" not in json.dumps(theirs)  # the main work tree's memories
         assert daemon_pid(root) == pid  # one process for both
         # a request naming a work tree of another repository is refused: its caches, state

@@ -113,3 +113,24 @@ def test_dates_may_be_quoted_strings():
 def test_supersedes_entries_that_are_not_ids_are_warned_about():
     _, found = problems_of(GOOD.replace("[mem_2025_11_02_003]", "[old-note]"))
     assert ("supersedes", "warning") in found
+
+
+def test_a_field_given_twice_is_an_error_naming_both_lines():
+    # YAML readers disagree on which of two equal keys counts (PyYAML keeps the last): a
+    # reviewer could read `status: active` where dmm would read `deprecated`
+    text = memory_text("mem_2026_01_01_001", "A").replace(
+        "status: active", "status: active\nstatus: deprecated")
+    memory, problems = parse_memory(text, "project/a.md")
+    assert memory is None
+    assert len(problems) == 1 and problems[0].severity == "error"
+    assert "'status' is given twice" in problems[0].message
+    line = text.split("\n").index("status: deprecated")  # counted from the line after ---
+    assert f"lines {line - 1} and {line}" in problems[0].message
+
+
+def test_a_key_repeated_inside_a_flow_mapping_or_a_nested_one_is_refused_too():
+    for extra in ("meta: {a: 1, a: 2}", "meta:\n  a: 1\n  a: 2"):
+        text = memory_text("mem_2026_01_01_001", "A").replace("status: active",
+                                                              "status: active\n" + extra)
+        memory, problems = parse_memory(text, "project/a.md")
+        assert memory is None and "'a' is given twice" in problems[0].message

@@ -185,7 +185,8 @@ def test_a_process_started_without_the_model_is_replaced_when_meaning_is_asked(s
     assert old is not None
     pack = _query(store, {"DMM_SEMANTIC": "on", "DMM_SEMANTIC_WAIT_S": "60",
                           "DMM_SEMANTIC_IDLE_S": "4"})
-    assert pack["stats"]["ranking"] == "words+meaning", pack["stats"]
+    assert pack["stats"]["ranking"] == "words+meaning", (
+        pack["notes"], (store.ws.shared_state_dir / client.LOG).read_text()[-3000:])
     assert _gone(old)
     new = _wait_for(lambda: _pid(store.root))
     assert new is not None and new != old
