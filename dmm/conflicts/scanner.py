@@ -25,6 +25,7 @@ from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import fingerprint, registry
 from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.contexts import apart
+from dmm.conflicts.feature_cache import Kept
 from dmm.conflicts.features import Features, build, unit_vector
 from dmm.conflicts.merger import merge
 from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
@@ -312,7 +313,10 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
     with db.snapshot(conn):
         memories, weights, df, n, focus, active = _read_for_scan(conn, focus_ids, extra,
                                                                  min_sim)
-    return build(memories, weights, df, n, progress, active), focus
+        kept = Kept(conn, memories)  # the text features earlier scans computed
+    features = build(memories, weights, df, n, progress, active, kept.texts)
+    kept.save(tidy=focus_ids is None)
+    return features, focus
 
 
 def _chains(ids: set[str], links: dict[str, list[str]]) -> set[str]:

@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 DDL = """
 CREATE TABLE memories (
@@ -94,4 +94,12 @@ CREATE TABLE terms (
 -- memories whose body records a move "from X to Y" (body LIKE '%from %to %'), whatever their
 -- status: the reversal arcs an incremental scan loads, found without reading every body
 CREATE TABLE moves (doc INTEGER PRIMARY KEY);
+-- each memory's text features for conflict scans (conflicts/feature_cache.py), kept by the
+-- first scan that reads it: marshal of a dict; key fingerprints the memory's title, body, tags
+-- and path and the code that computed them (a row whose key differs is computed again)
+CREATE TABLE features (
+    path TEXT PRIMARY KEY,
+    key BLOB NOT NULL,
+    data BLOB NOT NULL
+);
 """
