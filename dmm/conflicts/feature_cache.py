@@ -9,11 +9,18 @@ file any process of the user can write, and loading it must not run code).
 
 Each row carries a key: a fingerprint of what decides the features, the memory's title,
 body, tags and path, and the code that computes them (the source of the modules
-text_features reads with). A row whose key is not the memory's as read now is stale (the
-memory changed, or dmm did) and is computed and kept again; no setting of config.toml enters
-the features (text_features takes none). What depends on the whole store (document
-frequencies, the vectors' weights) is never kept here: the scan computes it from the
-statistics the cache keeps (tables ``terms``, ``postings``). A rebuilt cache starts empty.
+text_features reads with, and this module's FORMAT). A row whose key is not the memory's as
+read now is stale (the memory changed, or dmm did) and is computed and kept again; no setting
+of config.toml enters the features (text_features takes none). What depends on the whole
+store (document frequencies, the vectors' weights) is never kept here: the scan computes it
+from the statistics the cache keeps (tables ``terms``, ``postings``). A rebuilt cache starts
+empty.
+
+Beside the blob, a row says in columns what SQL needs to know without reading it: the code
+and the memory's digest and title it was computed from (so that a query tells a row of the
+memory as it is now from a stale one) and the X of the move "from X to Y" the memory records
+(``moved_from``): an incremental scan loads only the moves that name what its changed
+memories name (analyzers/temporal.py's reversals), not every memory recording a move.
 """
 
 from __future__ import annotations
@@ -26,18 +33,21 @@ import sqlite3
 from functools import lru_cache
 from typing import Callable
 
+from dmm.conflicts.cues import first_move
 from dmm.conflicts.features import text_features
 from dmm.conflicts.quantities import Quantity, Version
 from dmm.index.db import in_chunks
+from dmm.index.refresh import _digest as digest
 from dmm.memory import Memory
 
 # the modules whose code decides text_features' answer (features.py's imports that read text)
 MODULES = ("dmm.conflicts.features", "dmm.conflicts.alternatives", "dmm.conflicts.anchors",
            "dmm.conflicts.contexts", "dmm.conflicts.cues", "dmm.conflicts.headings",
            "dmm.conflicts.names", "dmm.conflicts.prose", "dmm.conflicts.quantities",
-           "dmm.text.analyze", "dmm.conflicts.feature_cache")
-# marshal's format: a newer Python may write another
-FORMAT = f"marshal {marshal.version}"
+           "dmm.text.analyze")
+# what a row holds, and marshal's format (a newer Python may write another): a change of
+# either makes every kept row stale
+FORMAT = f"features 1, marshal {marshal.version}"
 FLUSH = 2000  # memories' features computed before they are written (a first full scan's)
 # the fields holding named tuples, which marshal keeps as plain tuples
 _NAMED = {"quantities": Quantity, "versions": Version, "point_versions": Version}
@@ -47,12 +57,12 @@ _NAMED = {"quantities": Quantity, "versions": Version, "point_versions": Version
 def code_version() -> bytes:
     """A fingerprint of the source of MODULES (read once per process): features kept by
     another version of dmm are computed again."""
-    digest = hashlib.sha1(FORMAT.encode())
+    fingerprint = hashlib.sha1(FORMAT.encode())
     for name in MODULES:
         spec = importlib.util.find_spec(name)
         with open(spec.origin, "rb") as f:
-            digest.update(f.read())
-    return digest.digest()
+            fingerprint.update(f.read())
+    return fingerprint.digest()
 
 
 def key(m: Memory) -> bytes:
@@ -75,23 +85,38 @@ def unpack(data: bytes) -> dict:
 
 
 class Kept:
-    """The text features of a scan's memories: read from the cache at once, computed for
-    those it lacks (or holds stale), which save() then writes."""
+    """The text features of a scan's memories: read from the cache, computed for those it
+    lacks (or holds stale), which save() then writes."""
 
-    def __init__(self, conn: sqlite3.Connection, memories: list[Memory]):
+    def __init__(self, conn: sqlite3.Connection, memories: list[Memory] = ()):
         self.conn = conn
-        self.keys = {m.path: key(m) for m in memories}
+        self.keys: dict[str, bytes] = {}
         self.rows: dict[str, bytes] = {}
-        for chunk, marks in in_chunks(sorted(self.keys)):
-            for path, k, data in conn.execute(
+        self.known: dict[str, dict] = {}  # asked for by fields() before build() takes them
+        self.computed: dict[str, tuple] = {}  # path: the row's other columns
+        self.read(memories)
+
+    def read(self, memories: list[Memory]) -> None:
+        """Read the kept rows of ``memories`` (those not read yet) that are still theirs."""
+        new = {m.path: key(m) for m in memories if m.path not in self.keys}
+        self.keys.update(new)
+        for chunk, marks in in_chunks(sorted(new)):
+            for path, k, data in self.conn.execute(
                     f"SELECT path, key, data FROM features WHERE path IN ({marks})", chunk):
-                if k == self.keys[path]:
+                if k == new[path]:
                     self.rows[path] = data
-        self.computed: dict[str, bytes] = {}
+
+    def fields(self, m: Memory) -> dict:
+        """``m``'s text features, kept for texts() to hand to build()."""
+        if m.path not in self.known:
+            self.known[m.path] = self.texts(m)
+        return self.known[m.path]
 
     def texts(self, m: Memory) -> dict:
-        """``m`` (one of the memories given)'s text features, for build(): kept, else
+        """``m`` (one of the memories read)'s text features, for build(): kept, else
         computed and remembered for save()."""
+        if m.path in self.known:
+            return self.known.pop(m.path)
         data = self.rows.pop(m.path, None)  # read once: the blob is not held meanwhile
         if data is not None:
             try:
@@ -99,8 +124,12 @@ class Kept:
             except (ValueError, EOFError, TypeError, KeyError):
                 pass  # a damaged row: computed again, and replaced
         fields = text_features(m)
-        self.computed[m.path] = pack(fields)
-        if len(self.computed) >= FLUSH:
+        if m.path not in self.keys:
+            self.keys[m.path] = key(m)
+        move = first_move(fields["changes"])
+        self.computed[m.path] = (pack(fields), code_version(), digest(m), m.title,
+                                 move[1].group(1).lower() if move else None)
+        if len(self.computed) >= FLUSH and not self.conn.in_transaction:
             self.save()
         return fields
 
@@ -114,8 +143,9 @@ class Kept:
         if own:
             conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany("INSERT OR REPLACE INTO features(path, key, data) VALUES (?, ?, ?)",
-                             [(p, self.keys[p], d) for p, d in self.computed.items()])
+            conn.executemany("INSERT OR REPLACE INTO features(path, key, data, code, digest, "
+                             "title, moved_from) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [(p, self.keys[p], *row) for p, row in self.computed.items()])
             if tidy:
                 conn.execute("DELETE FROM features WHERE path NOT IN (SELECT path FROM memories)")
             if own:

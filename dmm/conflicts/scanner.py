@@ -25,7 +25,7 @@ from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import fingerprint, registry
 from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.contexts import apart
-from dmm.conflicts.feature_cache import Kept
+from dmm.conflicts.feature_cache import Kept, code_version
 from dmm.conflicts.features import Features, build, unit_vector
 from dmm.conflicts.merger import merge
 from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
@@ -310,10 +310,11 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
     # every read in one snapshot (a refresh by another process in between would renumber the
     # rows one statement found and the next looks up); the features are computed after it, so
     # no writer waits for them
+    kept = Kept(conn)  # the text features earlier scans computed (feature_cache.py)
     with db.snapshot(conn):
         memories, weights, df, n, focus, active = _read_for_scan(conn, focus_ids, extra,
-                                                                 min_sim)
-        kept = Kept(conn, memories)  # the text features earlier scans computed
+                                                                 min_sim, kept)
+        kept.read(memories)
     features = build(memories, weights, df, n, progress, active, kept.texts)
     kept.save(tidy=focus_ids is None)
     return features, focus
@@ -335,7 +336,8 @@ def _chains(ids: set[str], links: dict[str, list[str]]) -> set[str]:
 
 
 def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
-                   extra: set[str] = frozenset(), min_sim: float = 0.0) -> tuple:
+                   extra: set[str] = frozenset(), min_sim: float = 0.0,
+                   kept: Kept | None = None) -> tuple:
     if focus_ids is None:
         docs = dict(conn.execute("SELECT id, doc FROM memories"))
         memories = read.memories(conn)
@@ -360,9 +362,12 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
             wanted.update(olds)
     targets = {old for mid in wanted for old in links.get(mid, [])}
     wanted |= {mid for mid, olds in links.items() if targets & set(olds)}
-    wanted |= {row[0] for row in conn.execute(
-        "SELECT m.id FROM moves v JOIN memories m ON m.doc = v.doc WHERE m.status = 'active'")}
-    for memory in read.memories_by_doc(conn, [docs[i] for i in focus]).values():
+    focused = list(read.memories_by_doc(conn, [docs[i] for i in focus]).values())
+    kept = kept or Kept(conn)
+    kept.read(focused)
+    named = set().union(*(kept.fields(m)["names"] for m in focused))
+    wanted |= _moves(conn, named)
+    for memory in focused:
         wanted |= other_answers(conn, memory.title).keys()
     n = conn.execute("SELECT count(DISTINCT id) FROM memories").fetchone()[0]
     active_n = conn.execute(f"SELECT count(*) FROM memories m WHERE {ACTIVE}").fetchone()[0]
@@ -376,6 +381,18 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
     stats = corpus_stats(conn, sorted({t for w in weights.values() for t in w}))
     df = {term: s.df for term, s in stats.items()}
     return subset, weights, df, n, focus, ({t: s.active for t, s in stats.items()}, active_n)
+
+
+def _moves(conn: sqlite3.Connection, named: set[str]) -> set[str]:
+    """Ids of the active memories recording a move "from X to Y" (table ``moves``) that
+    temporal.py's reversals can pair with a memory naming ``named``: those whose X is one of
+    them, by their kept features (feature_cache.py), and those whose kept features do not say
+    (none kept, or kept from another text or code). Every such memory was loaded before: a
+    tenth of a generated store."""
+    return {mid for mid, moved_from, known in conn.execute(
+        "SELECT m.id, f.moved_from, f.code = ? AND f.digest = m.digest AND f.title = m.title "
+        "FROM moves v JOIN memories m ON m.doc = v.doc LEFT JOIN features f ON f.path = m.path "
+        "WHERE m.status = 'active'", (code_version(),)) if not known or moved_from in named}
 
 
 def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n: int,

@@ -100,6 +100,11 @@ CREATE TABLE moves (doc INTEGER PRIMARY KEY);
 CREATE TABLE features (
     path TEXT PRIMARY KEY,
     key BLOB NOT NULL,
-    data BLOB NOT NULL
+    data BLOB NOT NULL,
+    code BLOB NOT NULL,         -- the code's part of key
+    digest TEXT NOT NULL,       -- memories.digest and title when computed: SQL tells a row of
+    title TEXT NOT NULL,        -- the memory as it is now from a stale one
+    moved_from TEXT             -- X of the move "from X to Y" it records (lower case), if any
 );
+CREATE INDEX features_moved_from ON features(moved_from) WHERE moved_from IS NOT NULL;
 """

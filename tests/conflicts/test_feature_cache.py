@@ -164,3 +164,41 @@ def test_a_rebuilt_cache_keeps_none_until_a_scan_computes_them(store, computed):
     run_scan(repo.ws, conn, full=True)
     assert sorted(computed) == sorted(kept(conn)) == sorted(m.path for m in read.memories(conn))
     conn.close()
+
+
+def test_an_incremental_scan_loads_the_moves_that_name_what_changed_and_no_other(repo):
+    from dmm.conflicts.scanner import load_features
+
+    def add(name, day, title, body):
+        repo.add(f"project/{name}.md", f"mem_2025_0{day}_01_001", title, body,
+                 extra=f"created: 2025-0{day}-01\n")
+
+    shutil.copytree(WORDTRAP, repo.memory, dirs_exist_ok=True)
+    add("jenkins", 1, "Builds run on Jenkins", "Every build runs on Jenkins pipelines, "
+        "configured in the ci folder.")
+    add("move", 3, "CI moved from Jenkins to Buildkite", "We moved from Jenkins to Buildkite "
+        "in March: agents scale with the queue.")
+    add("payments", 4, "Payments moved from Stripe to Adyen", "The team moved from Stripe to "
+        "Adyen for card payments in April.")
+    checklist = repo.add("project/release.md", "mem_2025_06_01_001", "Release checklist",
+                         "Tag the release, then trigger the deploy job in Jenkins and watch "
+                         "the smoke tests.", extra="created: 2025-06-01\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "store")
+    conn, _ = open_fresh(repo.ws)
+    run_scan(repo.ws, conn, full=True)
+    checklist.write_text(checklist.read_text() + "\nAsk the release channel before a "
+                         "Friday release.\n")
+    conn.close()
+    conn, _ = open_fresh(repo.ws)
+    features, focus = load_features(conn, {"mem_2025_06_01_001"}, min_sim=0.9)
+    assert "mem_2025_03_01_001" in features  # the move away from the Jenkins it names
+    assert "mem_2025_04_01_001" not in features  # a move of what it never names
+    result = run_scan(repo.ws, conn)
+    assert result.scan_type == "incremental" and result.memories_scanned == 1
+    incremental = conflicts(conn)
+    run_scan(repo.ws, conn, full=True)
+    assert conflicts(conn) == incremental
+    assert any({a, b} == {"mem_2025_03_01_001", "mem_2025_06_01_001"}
+               for _, a, b, *_ in incremental)  # the reversal is found
+    conn.close()
