@@ -416,10 +416,12 @@ def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n
         rare = [t for t in vectors.get(doc, EMPTY) if stats[t].active <= max_df]
         shared: Counter = Counter()
         for chunk, marks in in_chunks(rare):
+            # the postings' key alone (term, doc): joining each row to its memory to ask
+            # whether it is active cost a lookup per posting, tens of thousands at 50,000
             shared.update(d for (d,) in conn.execute(
-                f"SELECT p.doc FROM postings p JOIN memories m ON m.doc = p.doc WHERE p.term IN "
-                f"({marks}) AND {ACTIVE}", chunk))
-        found[doc] = {d for d, k in shared.items() if k >= MIN_SHARED_TERMS and d != doc}
+                f"SELECT doc FROM postings WHERE term IN ({marks})", chunk))
+        found[doc] = _active_docs(conn, {d for d, k in shared.items()
+                                         if k >= MIN_SHARED_TERMS and d != doc})
     others = sorted(set().union(*found.values()) - set(vectors))
     vectors.update(_weights(conn, others))
     stats.update(corpus_stats(conn, sorted({t for v in vectors.values() for t in v}
@@ -432,6 +434,15 @@ def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n
     return {mid for (mid,) in conn.execute(
         f"SELECT id FROM memories WHERE doc IN ({','.join('?' * len(keep))})",
         sorted(keep))} if keep else set(), vectors
+
+
+def _active_docs(conn: sqlite3.Connection, docs: set[int]) -> set[int]:
+    """Those of ``docs`` whose memories are active."""
+    out: set[int] = set()
+    for chunk, marks in in_chunks(sorted(docs)):
+        out.update(d for (d,) in conn.execute(
+            f"SELECT m.doc FROM memories m WHERE m.doc IN ({marks}) AND {ACTIVE}", chunk))
+    return out
 
 
 def _docs(conn: sqlite3.Connection, ids: set[str]) -> dict[str, int]:
