@@ -388,11 +388,13 @@ def _moves(conn: sqlite3.Connection, named: set[str]) -> set[str]:
     temporal.py's reversals can pair with a memory naming ``named``: those whose X is one of
     them, by their kept features (feature_cache.py), and those whose kept features do not say
     (none kept, or kept from another text or code). Every such memory was loaded before: a
-    tenth of a generated store."""
+    sixth of a generated store. The rows are read from the index that holds these columns
+    (the table's rows are wide: the primary key's index would be followed to each)."""
     return {mid for mid, moved_from, known in conn.execute(
         "SELECT m.id, f.moved_from, f.code = ? AND f.digest = m.digest AND f.title = m.title "
-        "FROM moves v JOIN memories m ON m.doc = v.doc LEFT JOIN features f ON f.path = m.path "
-        "WHERE m.status = 'active'", (code_version(),)) if not known or moved_from in named}
+        "FROM moves v JOIN memories m ON m.doc = v.doc LEFT JOIN features f INDEXED BY "
+        "features_valid ON f.path = m.path WHERE m.status = 'active'", (code_version(),))
+        if not known or moved_from in named}
 
 
 def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n: int,

@@ -106,5 +106,7 @@ CREATE TABLE features (
     title TEXT NOT NULL,        -- the memory as it is now from a stale one
     moved_from TEXT             -- X of the move "from X to Y" it records (lower case), if any
 );
-CREATE INDEX features_moved_from ON features(moved_from) WHERE moved_from IS NOT NULL;
+-- what an incremental scan asks of the rows of every memory recording a move (scanner._moves),
+-- read from the index alone: the rows themselves are wide and scattered
+CREATE INDEX features_valid ON features(path, code, digest, title, moved_from);
 """
