@@ -34,6 +34,18 @@ CHANGE = re.compile(
     r"phased out|invalidated|reemplaz\w*|sustituid\w*)\b|迁移|替换|替代|取代|代替|改用", re.I)
 # "from X to Y": what a change left behind (X) and what it moved to (Y)
 TRANSITION = re.compile(r"\bfrom\s+([A-Z][\w.+#-]+)(?:\s+\w+){0,3}?\s+to\s+([A-Z][\w.+#-]+)")
+
+
+def first_move(changes) -> tuple[str, re.Match] | None:
+    """The first of a memory's change sentences (Features.changes) naming a move "from X to
+    Y", with its TRANSITION match: the move analyzers/temporal.py's reversals follow."""
+    for sentence, _, _ in changes:
+        m = TRANSITION.search(sentence)
+        if m:
+            return sentence, m
+    return None
+
+
 # Cues that forbid what precedes them: "tab characters are not allowed", "... are sent back",
 # "the lockfile stays out of version control"
 PROHIBITED = re.compile(

@@ -169,16 +169,63 @@ def unit_vector(raw: Mapping[str, float] | TermVector, df: Mapping[str, int],
                       array("d", [v / norm for v in vec]))
 
 
+def text_features(m: Memory) -> dict:
+    """The features of ``m`` that its own text decides (title, body, tags, path), whatever the
+    store holds: every field of Features but the memory, its vector and the corpus. Most of a
+    scan's time is spent here, so the cache keeps them (feature_cache.py)."""
+    body = m.body
+    prose = without_code(body)
+    stated = stated_prose(prose)
+    qs = quantities(stated)[:MAX_QUANTITIES]
+    # the values the memory sets, not the figures its reasons cite (issue 37 item 11)
+    reasons = rationale_spans(stated)
+    claimed = [q for q in qs if not in_spans(q.start, reasons)] if reasons else qs
+    # a bare value the title sets ("pool size is 20") is the memory's point, though it has
+    # no unit the body would repeat
+    set_in_title = settings(m.title)
+    title_terms = set(terms(m.title))
+    title_names = title_proper_names(m.title)
+    prose_sentences = split_sentences(prose)
+    point = lead(m.title, prose_sentences)
+    point_text = "\n".join(point)
+    heading = is_heading(m.title) or names_its_file(m.title, m.path)
+    contexts, chosen = named_contexts(m.title, m.tags), choices(m.title)
+    if chosen and heading:
+        # "Vue 3 Development Instructions" is the rule book for Vue projects, not a choice
+        # of Vue over React: its member is the context it governs
+        contexts.update({f"choice of {family}": {member}
+                         for family, member in chosen.items()})
+        chosen = {}
+    return dict(
+        title_terms=title_terms, quantities=set_in_title + claimed,
+        contexts=[title_terms] * len(set_in_title)
+        + value_contexts(stated, claimed, title_terms),
+        versions=versions(stated),
+        title_prohibitions=prohibitions(m.title),
+        prohibitions=[p for s in prose_sentences for p in prohibitions(s)],
+        anchors=anchors(m.title + "\n" + prose, qs),
+        named_contexts=contexts, choices=chosen, asks=asks(m.title) if chosen else set(),
+        names=title_names | proper_names(body), title_names=title_names,
+        roles=holders(point_text),
+        changes=_changes(point),
+        heading=heading, point=point_text, point_versions=versions(point_text),
+        sections=len(_SECTION.findall(prose)))
+
+
 def build(memories: list[Memory],
           weights: Mapping[str, Mapping[str, float] | TermVector] | None = None,
           df: dict[str, int] | None = None, n: int | None = None,
           progress: Callable[[int, int], None] | None = None,
-          active: tuple[dict[str, int], int] | None = None) -> dict[str, Features]:
+          active: tuple[dict[str, int], int] | None = None,
+          texts: Callable[[Memory], dict] | None = None) -> dict[str, Features]:
     """Features of ``memories``. ``weights`` (BM25 term weights by memory id, as in the cache's
     postings: dicts or TermVectors) are computed when not given; ``df`` and ``n`` (document frequencies and store
     size) default to those of ``memories`` themselves. ``progress(done, total)`` is told
     after each memory (most of a full scan's time is spent here). ``active``: the store's
-    (active_df, active_n) when ``memories`` are a part of it (Corpus)."""
+    (active_df, active_n) when ``memories`` are a part of it (Corpus). ``texts(memory)``: its
+    text_features, as computed or kept (the scanner reads them from the cache,
+    feature_cache.py)."""
+    texts = texts or text_features
     if weights is None:
         weights = {m.id: posting_weights(m)[0] for m in memories}
     if df is None:
@@ -190,44 +237,7 @@ def build(memories: list[Memory],
         if progress is not None and done % 50 == 0:
             progress(done, len(memories))
         unit = unit_vector(weights.get(m.id, EMPTY), df, n)
-        body = m.body
-        prose = without_code(body)
-        stated = stated_prose(prose)
-        qs = quantities(stated)[:MAX_QUANTITIES]
-        # the values the memory sets, not the figures its reasons cite (issue 37 item 11)
-        reasons = rationale_spans(stated)
-        claimed = [q for q in qs if not in_spans(q.start, reasons)] if reasons else qs
-        # a bare value the title sets ("pool size is 20") is the memory's point, though it has
-        # no unit the body would repeat
-        set_in_title = settings(m.title)
-        title_terms = set(terms(m.title))
-        title_names = title_proper_names(m.title)
-        prose_sentences = split_sentences(prose)
-        point = lead(m.title, prose_sentences)
-        point_text = "\n".join(point)
-        heading = is_heading(m.title) or names_its_file(m.title, m.path)
-        contexts, chosen = named_contexts(m.title, m.tags), choices(m.title)
-        if chosen and heading:
-            # "Vue 3 Development Instructions" is the rule book for Vue projects, not a choice
-            # of Vue over React: its member is the context it governs
-            contexts.update({f"choice of {family}": {member}
-                             for family, member in chosen.items()})
-            chosen = {}
-        out[m.id] = Features(
-            memory=m, vector=unit,
-            title_terms=title_terms, quantities=set_in_title + claimed,
-            contexts=[title_terms] * len(set_in_title)
-            + value_contexts(stated, claimed, title_terms),
-            versions=versions(stated),
-            title_prohibitions=prohibitions(m.title),
-            prohibitions=[p for s in prose_sentences for p in prohibitions(s)],
-            anchors=anchors(m.title + "\n" + prose, qs),
-            named_contexts=contexts, choices=chosen, asks=asks(m.title) if chosen else set(),
-            names=title_names | proper_names(body), title_names=title_names,
-            roles=holders(point_text),
-            changes=_changes(point),
-            heading=heading, point=point_text, point_versions=versions(point_text),
-            sections=len(_SECTION.findall(prose)), corpus=corpus)
+        out[m.id] = Features(memory=m, vector=unit, corpus=corpus, **texts(m))
     if progress is not None:
         progress(len(memories), len(memories))
     return out

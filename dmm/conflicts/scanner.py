@@ -25,6 +25,7 @@ from dmm.conflicts.alternatives import FAMILIES, asks, choices, names_of
 from dmm.conflicts.analyzers import fingerprint, registry
 from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.contexts import apart
+from dmm.conflicts.feature_cache import Kept, code_version
 from dmm.conflicts.features import Features, build, unit_vector
 from dmm.conflicts.merger import merge
 from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
@@ -309,10 +310,14 @@ def load_features(conn: sqlite3.Connection, focus_ids: set[str] | None,
     # every read in one snapshot (a refresh by another process in between would renumber the
     # rows one statement found and the next looks up); the features are computed after it, so
     # no writer waits for them
+    kept = Kept(conn)  # the text features earlier scans computed (feature_cache.py)
     with db.snapshot(conn):
         memories, weights, df, n, focus, active = _read_for_scan(conn, focus_ids, extra,
-                                                                 min_sim)
-    return build(memories, weights, df, n, progress, active), focus
+                                                                 min_sim, kept)
+        kept.read(memories)
+    features = build(memories, weights, df, n, progress, active, kept.texts)
+    kept.save(tidy=focus_ids is None)
+    return features, focus
 
 
 def _chains(ids: set[str], links: dict[str, list[str]]) -> set[str]:
@@ -331,7 +336,8 @@ def _chains(ids: set[str], links: dict[str, list[str]]) -> set[str]:
 
 
 def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
-                   extra: set[str] = frozenset(), min_sim: float = 0.0) -> tuple:
+                   extra: set[str] = frozenset(), min_sim: float = 0.0,
+                   kept: Kept | None = None) -> tuple:
     if focus_ids is None:
         docs = dict(conn.execute("SELECT id, doc FROM memories"))
         memories = read.memories(conn)
@@ -356,9 +362,12 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
             wanted.update(olds)
     targets = {old for mid in wanted for old in links.get(mid, [])}
     wanted |= {mid for mid, olds in links.items() if targets & set(olds)}
-    wanted |= {row[0] for row in conn.execute(
-        "SELECT m.id FROM moves v JOIN memories m ON m.doc = v.doc WHERE m.status = 'active'")}
-    for memory in read.memories_by_doc(conn, [docs[i] for i in focus]).values():
+    focused = list(read.memories_by_doc(conn, [docs[i] for i in focus]).values())
+    kept = kept or Kept(conn)
+    kept.read(focused)
+    named = set().union(*(kept.fields(m)["names"] for m in focused))
+    wanted |= _moves(conn, named)
+    for memory in focused:
         wanted |= other_answers(conn, memory.title).keys()
     n = conn.execute("SELECT count(DISTINCT id) FROM memories").fetchone()[0]
     active_n = conn.execute(f"SELECT count(*) FROM memories m WHERE {ACTIVE}").fetchone()[0]
@@ -372,6 +381,20 @@ def _read_for_scan(conn: sqlite3.Connection, focus_ids: set[str] | None,
     stats = corpus_stats(conn, sorted({t for w in weights.values() for t in w}))
     df = {term: s.df for term, s in stats.items()}
     return subset, weights, df, n, focus, ({t: s.active for t, s in stats.items()}, active_n)
+
+
+def _moves(conn: sqlite3.Connection, named: set[str]) -> set[str]:
+    """Ids of the active memories recording a move "from X to Y" (table ``moves``) that
+    temporal.py's reversals can pair with a memory naming ``named``: those whose X is one of
+    them, by their kept features (feature_cache.py), and those whose kept features do not say
+    (none kept, or kept from another text or code). Every such memory was loaded before: a
+    sixth of a generated store. The rows are read from the index that holds these columns
+    (the table's rows are wide: the primary key's index would be followed to each)."""
+    return {mid for mid, moved_from, known in conn.execute(
+        "SELECT m.id, f.moved_from, f.code = ? AND f.digest = m.digest AND f.title = m.title "
+        "FROM moves v JOIN memories m ON m.doc = v.doc LEFT JOIN features f INDEXED BY "
+        "features_valid ON f.path = m.path WHERE m.status = 'active'", (code_version(),))
+        if not known or moved_from in named}
 
 
 def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n: int,
@@ -395,10 +418,12 @@ def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n
         rare = [t for t in vectors.get(doc, EMPTY) if stats[t].active <= max_df]
         shared: Counter = Counter()
         for chunk, marks in in_chunks(rare):
+            # the postings' key alone (term, doc): joining each row to its memory to ask
+            # whether it is active cost a lookup per posting, tens of thousands at 50,000
             shared.update(d for (d,) in conn.execute(
-                f"SELECT p.doc FROM postings p JOIN memories m ON m.doc = p.doc WHERE p.term IN "
-                f"({marks}) AND {ACTIVE}", chunk))
-        found[doc] = {d for d, k in shared.items() if k >= MIN_SHARED_TERMS and d != doc}
+                f"SELECT doc FROM postings WHERE term IN ({marks})", chunk))
+        found[doc] = _active_docs(conn, {d for d, k in shared.items()
+                                         if k >= MIN_SHARED_TERMS and d != doc})
     others = sorted(set().union(*found.values()) - set(vectors))
     vectors.update(_weights(conn, others))
     stats.update(corpus_stats(conn, sorted({t for v in vectors.values() for t in v}
@@ -411,6 +436,15 @@ def _compared(conn: sqlite3.Connection, focus_docs: list[int], min_sim: float, n
     return {mid for (mid,) in conn.execute(
         f"SELECT id FROM memories WHERE doc IN ({','.join('?' * len(keep))})",
         sorted(keep))} if keep else set(), vectors
+
+
+def _active_docs(conn: sqlite3.Connection, docs: set[int]) -> set[int]:
+    """Those of ``docs`` whose memories are active."""
+    out: set[int] = set()
+    for chunk, marks in in_chunks(sorted(docs)):
+        out.update(d for (d,) in conn.execute(
+            f"SELECT m.doc FROM memories m WHERE m.doc IN ({marks}) AND {ACTIVE}", chunk))
+    return out
 
 
 def _docs(conn: sqlite3.Connection, ids: set[str]) -> dict[str, int]:

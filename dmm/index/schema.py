@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 DDL = """
 CREATE TABLE memories (
@@ -94,4 +94,19 @@ CREATE TABLE terms (
 -- memories whose body records a move "from X to Y" (body LIKE '%from %to %'), whatever their
 -- status: the reversal arcs an incremental scan loads, found without reading every body
 CREATE TABLE moves (doc INTEGER PRIMARY KEY);
+-- each memory's text features for conflict scans (conflicts/feature_cache.py), kept by the
+-- first scan that reads it: marshal of a dict; key fingerprints the memory's title, body, tags
+-- and path and the code that computed them (a row whose key differs is computed again)
+CREATE TABLE features (
+    path TEXT PRIMARY KEY,
+    key BLOB NOT NULL,
+    data BLOB NOT NULL,
+    code BLOB NOT NULL,         -- the code's part of key
+    digest TEXT NOT NULL,       -- memories.digest and title when computed: SQL tells a row of
+    title TEXT NOT NULL,        -- the memory as it is now from a stale one
+    moved_from TEXT             -- X of the move "from X to Y" it records (lower case), if any
+);
+-- what an incremental scan asks of the rows of every memory recording a move (scanner._moves),
+-- read from the index alone: the rows themselves are wide and scattered
+CREATE INDEX features_valid ON features(path, code, digest, title, moved_from);
 """

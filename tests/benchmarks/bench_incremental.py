@@ -2,10 +2,13 @@
 
     DMM_SEMANTIC=off python tests/benchmarks/bench_incremental.py --size 10000 \
         --keep /tmp/dmm_bench_inc [--runs 5] [--many 400] [--profile out.prof]
+    DMM_SEMANTIC=off python tests/benchmarks/bench_incremental.py --store /tmp/me/s50k \
+        --baseline /path/to/main/bin/python --baseline-store /tmp/me/s50k_main --many 0
 
 Builds (or, with --keep, reuses: a 50,000-memory store costs minutes to generate, commit and
 scan fully) a repository of ``--size`` synthetic memories with dmm's hooks installed and a full
-scan done, then reports medians of:
+scan done, or uses the one ``--store`` names (a copy: the benchmark commits to it), then
+reports medians of:
 
 - ``duration_ms`` of `dmm conflicts scan --json` after one memory changed (the incremental
   scan), and the command's wall time;
@@ -14,6 +17,11 @@ scan done, then reports medians of:
   to the background), and how long after the commit the scan's conflicts are listed.
 
 --profile writes cProfile statistics of one incremental scan, run in this process.
+
+--baseline (the python of another install, e.g. main's) with --baseline-store (its own copy
+of the store: each install keeps its cache there, of its own schema) measures both, alternating
+run by run, and prints each figure for 'before' and 'after'. The post-commit hook runs the dmm
+of the install measured (DMM_HOOK_COMMAND), whichever install put the hook there.
 """
 
 from __future__ import annotations
@@ -28,13 +36,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import DMM, load, make_repo  # noqa: E402
+from common import DMM, dmm_of, load, make_repo  # noqa: E402
 
 ENV = {**os.environ, "DMM_SEMANTIC": "off"}
 
 
-def run(root: Path, *cmd: str) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=root, check=True, capture_output=True, text=True, env=ENV)
+def run(root: Path, *cmd: str, dmm: list[str] = DMM) -> subprocess.CompletedProcess:
+    """``cmd`` in ``root``, the post-commit hook running ``dmm``."""
+    return subprocess.run(cmd, cwd=root, check=True, capture_output=True, text=True,
+                          env={**ENV, "DMM_HOOK_COMMAND": dmm[0]})
 
 
 def store(keep: Path | None, size: int) -> Path:
@@ -68,32 +78,28 @@ def settle() -> None:
     time.sleep(2.1)  # past the cache's racy-mtime window, as a person's next command would be
 
 
-def incremental(root: Path, files: list[Path], runs: int) -> tuple[list[int], list[float]]:
-    durations, walls = [], []
-    for i in range(runs):
-        edit(files[(i * 7919 + 13) % len(files)], f"scan {time.time_ns()}")
-        settle()
-        start = time.perf_counter()
-        out = run(root, *DMM, "conflicts", "scan", "--json").stdout
-        walls.append(time.perf_counter() - start)
-        result = json.loads(out)
-        durations.append(result["duration_ms"])
-        assert result["scan_type"] == "incremental", result["scan_type"]
-        # committed without the hook: the next round starts from a scanned, clean tree
-        run(root, "git", "-c", "core.hooksPath=/dev/null", "commit", "-qam", "edit")
-    return durations, walls
+def incremental(root: Path, files: list[Path], i: int, dmm: list[str] = DMM) -> tuple[int, float]:
+    """(duration_ms, wall in s) of the incremental scan after the ``i``-th edit."""
+    edit(files[(i * 7919 + 13) % len(files)], f"scan {time.time_ns()}")
+    settle()
+    start = time.perf_counter()
+    out = run(root, *dmm, "conflicts", "scan", "--json", dmm=dmm).stdout
+    wall = time.perf_counter() - start
+    result = json.loads(out)
+    assert result["scan_type"] == "incremental", result["scan_type"]
+    # committed without the hook: the next round starts from a scanned, clean tree
+    run(root, "git", "-c", "core.hooksPath=/dev/null", "commit", "-qam", "edit")
+    return result["duration_ms"], wall
 
 
-def commit_one(root: Path, files: list[Path], runs: int) -> list[float]:
-    walls = []
-    for i in range(runs):
-        edit(files[(i * 104729 + 7) % len(files)], f"commit {time.time_ns()}")
-        settle()
-        run(root, "git", "add", "-A", ".dmm/memory")
-        start = time.perf_counter()
-        run(root, "git", "commit", "-qm", "one memory")
-        walls.append(time.perf_counter() - start)
-    return walls
+def commit_one(root: Path, files: list[Path], i: int, dmm: list[str] = DMM) -> float:
+    """Wall time (s) of `git commit` of the ``i``-th changed memory, the hook included."""
+    edit(files[(i * 104729 + 7) % len(files)], f"commit {time.time_ns()}")
+    settle()
+    run(root, "git", "add", "-A", ".dmm/memory")
+    start = time.perf_counter()
+    run(root, "git", "commit", "-qm", "one memory", dmm=dmm)
+    return time.perf_counter() - start
 
 
 def commit_many(root: Path, files: list[Path], many: int) -> tuple[float, float, str]:
@@ -166,25 +172,49 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=10000)
     ap.add_argument("--keep", type=Path, help="build the store here once and reuse it")
+    ap.add_argument("--store", type=Path, help="an existing repository with hooks installed "
+                    "and a full scan done (a copy: the benchmark commits to it)")
+    ap.add_argument("--baseline", metavar="PYTHON", help="the python of another install of "
+                    "dmm, measured alternately on --baseline-store ('before')")
+    ap.add_argument("--baseline-store", type=Path, help="the baseline's copy of the store")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--many", type=int, default=400, help="memories of the large commit "
                     "(0: skip it)")
     ap.add_argument("--profile", help="write cProfile statistics of one incremental scan here")
     args = ap.parse_args()
+    if bool(args.baseline) != bool(args.baseline_store):
+        ap.error("--baseline and --baseline-store go together")
     os.environ["DMM_SEMANTIC"] = "off"
-    root = store(args.keep, args.size)
+    root = args.store or store(args.keep, args.size)
     files = memory_files(root)
     print(f"started: {load()}", flush=True)
     if args.profile:
         profile(root, files, args.profile)
         return
-    durations, walls = incremental(root, files, args.runs)
-    print(f"incremental scan at {args.size:,}: duration_ms median {statistics.median(durations)}"
-          f" (all: {durations}); `dmm conflicts scan` wall {statistics.median(walls):.2f} s",
-          flush=True)
-    commits = commit_one(root, files, args.runs)
-    print(f"git commit of one memory (hook included): median {statistics.median(commits):.2f} s"
-          f" (all: {', '.join(f'{w:.2f}' for w in commits)})", flush=True)
+    measured = [("after" if args.baseline else "", root, DMM)]
+    if args.baseline:
+        measured.insert(0, ("before", args.baseline_store, dmm_of(args.baseline)))
+    size = f"{len(files):,}"
+    scans: dict[str, list] = {label: [] for label, _, _ in measured}
+    commits: dict[str, list] = {label: [] for label, _, _ in measured}
+    for i in range(args.runs):  # installs alternate run by run: the load changes meanwhile
+        for label, where, dmm in measured:
+            scans[label].append(incremental(where, memory_files(where), i, dmm))
+    for label, _, _ in measured:
+        durations = [d for d, _ in scans[label]]
+        walls = [w for _, w in scans[label]]
+        print(f"{label} incremental scan at {size}: duration_ms median "
+              f"{statistics.median(durations)} (all: {durations}); `dmm conflicts scan` wall "
+              f"{statistics.median(walls):.2f} s", flush=True)
+    print(f"({load()})", flush=True)
+    for i in range(args.runs):
+        for label, where, dmm in measured:
+            commits[label].append(commit_one(where, memory_files(where), i, dmm))
+    for label, _, _ in measured:
+        walls = commits[label]
+        print(f"{label} git commit of one memory at {size} (hook included): median "
+              f"{statistics.median(walls):.2f} s (all: {', '.join(f'{w:.2f}' for w in walls)})",
+              flush=True)
     if args.many:
         wall, until, said = commit_many(root, files, args.many)
         print(f"git commit of {args.many} memories: {wall:.2f} s; scan done "

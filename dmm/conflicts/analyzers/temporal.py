@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.alternatives import choices
-from dmm.conflicts.cues import TRANSITION
+from dmm.conflicts.cues import first_move
 from dmm.conflicts.features import Features
 from dmm.conflicts.pairs import cosine
 from dmm.conflicts.model import Candidate
@@ -132,12 +132,9 @@ def _reversals(ctx: ScanContext) -> list[Candidate]:
     out = []
     for f in active:
         mid = f.id
-        if not f.changes:
-            continue
-        for sentence, _, _ in f.changes:
-            m = TRANSITION.search(sentence)
-            if not m:
-                continue
+        found = first_move(f.changes)
+        if found:
+            sentence, m = found
             left, moved_to = m.group(1).lower(), m.group(2).lower()
             later, earlier = [], []
             for g in active:
@@ -160,5 +157,4 @@ def _reversals(ctx: ScanContext) -> list[Candidate]:
                 out.append(Candidate(mid, g.id, NAME, "stale", 0.75, note,
                                      (sentence, g.memory.title), on_point=0.5))
                 out += [Candidate(e.id, g.id, NAME, "stale", 0.7, note) for e in earlier]
-            break
     return out
