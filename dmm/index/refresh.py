@@ -241,6 +241,9 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
         answer = client.ask(ws.root, ws.shared_state_dir, {"op": "fresh"},
                             start_if_absent=False,
                             start_wait=0.2, answer_wait=VOUCH_WAIT_S)
+    except client.NotRunning:  # one that died left its socket: start another, as without
+        _start_for_next(ws)
+        return None
     except client.Unavailable:
         return None
     try:

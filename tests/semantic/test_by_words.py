@@ -254,3 +254,17 @@ def test_a_listing_at_a_large_store_starts_the_process_for_the_next_command(stor
     conn.close()
     assert report.read == 0 and report.files == 4
     assert _listed(store, LARGE)["project/later.md"] == "Written after the listing"
+
+
+def test_a_process_that_died_leaving_its_socket_is_started_again_by_a_listing(store):
+    """A process killed without cleaning up leaves its socket: a command at a large store
+    that finds nobody listening walks, and starts a new one for the next command."""
+    _listed(store, LARGE)
+    pid = _wait_for(lambda: _pid(store.root))
+    assert pid is not None
+    os.kill(pid, 9)
+    assert _gone(pid)
+    assert (store.ws.shared_state_dir / client.SOCKET).exists()  # left behind
+    assert len(_listed(store, LARGE)) == 3
+    new = _wait_for(lambda: _pid(store.root))
+    assert new is not None and new != pid
