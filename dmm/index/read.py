@@ -106,8 +106,10 @@ def problem_page(conn: sqlite3.Connection, limit: int, today: dt.date | None = N
     return found[:limit], errors, sum(counts.values()) - errors
 
 
-# the problems of the day: (field, SQL after SELECT path, <column> FROM memories)
-_EXPIRED = "WHERE expires IS NOT NULL AND expires < ? AND status = 'active'"
+# the problems of the day: (field, SQL after SELECT path, <column> FROM memories); `+status`
+# keeps SQLite on the partial index of `expires` (a few rows) rather than the one on status
+# (every active memory: 33 ms at 50,000)
+_EXPIRED = "WHERE expires IS NOT NULL AND expires < ? AND +status = 'active'"
 _OLD_EPHEMERAL = ("WHERE scope = 'ephemeral' AND status = 'active' AND expires IS NULL AND "
                   "created < ?")
 
