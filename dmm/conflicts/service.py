@@ -336,7 +336,7 @@ def _judge_severity(conn: sqlite3.Connection, found: list[Conflict], today: dt.d
     """Set each conflict's severity from its memories as the cache has them."""
     from dmm.conflicts.severity import severity
 
-    mems = memories_of(conn, found, bodies=False)  # their fields: a body is not a factor
+    mems = memories_of(conn, found, scalars=True)  # no body, tag or link is a factor
     for c in found:
         c.severity = severity(c, [mems[m.memory_id] for m in c.memories
                                   if m.memory_id in mems], today)
@@ -513,14 +513,15 @@ def decide_many(ws: Workspace, conn: sqlite3.Connection, action: str, reason: st
 
 
 def memories_of(conn: sqlite3.Connection, conflicts_: list[Conflict],
-                bodies: bool = True) -> dict[str, Memory]:
-    """The memories the conflicts are between, from the cache, by id (``bodies`` False: with
-    empty bodies, for a reader of their fields alone)."""
+                scalars: bool = False) -> dict[str, Memory]:
+    """The memories the conflicts are between, from the cache, by id (``scalars``: without
+    their bodies, tags and links, for a reader of their other fields alone)."""
     ids = sorted({m.memory_id for c in conflicts_ for m in c.memories})
     out: dict[str, Memory] = {}
     for chunk, marks in in_chunks(ids):
         out.update((m.id, m) for m in read.memories(
-            conn, f"WHERE id IN ({marks})", tuple(chunk), bodies=bodies))
+            conn, f"WHERE id IN ({marks})", tuple(chunk), bodies=not scalars,
+            lists=not scalars))
     return out
 
 

@@ -47,12 +47,18 @@ def _listed(text: str) -> list:
 
 # the same columns with an empty body, for readers that never look at it (`dmm list`)
 NO_BODY = COLUMNS.replace(" body,", " '',")
+# and with empty lists too, for readers of the scalar fields alone (a conflict's severity)
+SCALARS = NO_BODY.replace(" tags,", " '[]',").replace(" supersedes, related,", " '[]', '[]',")
 
 
 def memories(conn: sqlite3.Connection, where: str = "", params: tuple = (),
-             limit: int | None = None, bodies: bool = True) -> list[Memory]:
+             limit: int | None = None, bodies: bool = True,
+             lists: bool = True) -> list[Memory]:
+    """The memories ``where`` selects, by path; ``bodies`` / ``lists`` False: with empty
+    bodies / tags, supersedes and related (what a reader never looks at is not decoded)."""
+    columns = NO_BODY if lists else SCALARS
     sql = (f"SELECT {COLUMNS} FROM {FROM} {where} ORDER BY path" if bodies else
-           f"SELECT {NO_BODY} FROM memories m {where} ORDER BY path")
+           f"SELECT {columns} FROM memories m {where} ORDER BY path")
     if limit is not None:
         sql, params = sql + " LIMIT ?", (*params, limit)
     return [to_memory(row) for row in conn.execute(sql, params)]
