@@ -1,8 +1,10 @@
 """Keep the cache fresh: re-read only the memory files whose size or mtime changed.
 
 Every command that reads memories calls ``open_fresh``. An unchanged store costs one directory
-walk and one SELECT; changes are applied in one transaction under the cache's write lock, so a
-concurrent dmm process either sees the old state or the new one, never a mixture. The corpus
+walk and one SELECT, or one question to the repository's background process where one runs
+(``_vouched``: it watches the folder; a large store starts one for the next command); changes
+are applied in one transaction under the cache's write lock, so a concurrent dmm process
+either sees the old state or the new one, never a mixture. The corpus
 statistics (each term's document frequency, table ``terms``) change in the same transaction.
 """
 
