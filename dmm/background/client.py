@@ -61,6 +61,11 @@ class Unavailable(Exception):
     """The background process cannot answer; the message says why (for a note)."""
 
 
+class NotRunning(Unavailable):
+    """No background process listens on the socket (none, or one that died and left its
+    socket behind), and ``ask`` was not to start one."""
+
+
 def socket_path(state_dir: Path) -> Path:
     return state_dir / SOCKET
 
@@ -168,6 +173,8 @@ def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True
                 while sock is None and time.monotonic() < deadline:
                     time.sleep(0.02)
                     sock = _connect(path, answer_wait)
+            if sock is None and not start_if_absent:
+                raise NotRunning("no background process is running")
             if sock is None:
                 raise Unavailable("the background process did not start (see "
                                   f"{state_dir / LOG})")

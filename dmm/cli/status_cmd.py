@@ -10,6 +10,10 @@ from dmm.memory.model import SCOPES
 from dmm.render import count
 
 MAX_PROBLEMS_SHOWN = 10
+# --json lists at most this many problems (errors first) beside their counts: a summary costs
+# what it shows, whatever the store (50,000 memories may carry 5,000 warnings: a 1 MB answer);
+# `dmm validate --json` lists every one
+MAX_PROBLEMS_JSON = 100
 
 
 @click.command("status")
@@ -17,6 +21,9 @@ MAX_PROBLEMS_SHOWN = 10
 @click.pass_context
 def command(ctx: click.Context, as_json: bool) -> int:
     """Show what the memory store holds: memories by scope and status, the cache, problems.
+
+    Problems are counted, and the first ones shown, errors first (10; --json: 100, and
+    `more_problems` says how many are not listed): `dmm validate` lists every one.
 
     \b
     Examples:
@@ -31,15 +38,16 @@ def command(ctx: click.Context, as_json: bool) -> int:
     conn, report = open_fresh(ws)
     try:
         counts = read.counts(conn)
-        problems = read.problems(conn,
-                                 ephemeral_days=ws.config["store"]["ephemeral_max_days"])
+        problems, errors, warnings = read.problem_page(
+            conn, MAX_PROBLEMS_JSON if as_json else MAX_PROBLEMS_SHOWN,
+            ephemeral_days=ws.config["store"]["ephemeral_max_days"])
         conflicts = _open_conflicts(conn, ws)
         judge = _judge(ws, conn)
     finally:
         conn.close()
     leftover = state.tracked_problem(ws)  # a committed .dmm/index/: never read, said here
-    problems = [leftover, *problems] if leftover else problems
-    errors = [p for p in problems if p.severity == "error"]
+    if leftover:
+        problems, errors = [leftover, *problems], errors + 1
     hooks = _hooks(ws)
     cache_file = ws.state_dir / "cache.sqlite3"
     cache = {"path": str(cache_file),  # in the git folder (in another for a linked work tree)
@@ -49,9 +57,9 @@ def command(ctx: click.Context, as_json: bool) -> int:
     if as_json:
         emit_json({"root": str(ws.root), "files": report.files, "memories": counts,
                    "cache": cache, "conflicts": conflicts, "hooks": hooks, "judge": judge,
-                   "errors": len(errors),
-                   "warnings": len(problems) - len(errors),
-                   "problems": [p.to_dict() for p in problems]})
+                   "errors": errors, "warnings": warnings,
+                   "problems": [p.to_dict() for p in problems[:MAX_PROBLEMS_JSON]],
+                   "more_problems": max(0, errors + warnings - MAX_PROBLEMS_JSON)})
         return 0
     click.echo(f"dmm store: {ws.memory_dir}")
     click.echo(f"{count(counts['total'], 'memory')} in {count(report.files, 'file')}\n")
@@ -75,12 +83,11 @@ def command(ctx: click.Context, as_json: bool) -> int:
                                 f"{', '.join(missing)} not installed in this clone: conflicts "
                                 "are not checked after commits, merges and rebases (run "
                                 "`dmm init` or `dmm hooks install`)"))
-    click.echo(f"problems: {count(len(errors), 'error')}, "
-               f"{count(len(problems) - len(errors), 'warning')}")
+    click.echo(f"problems: {count(errors, 'error')}, {count(warnings, 'warning')}")
     for p in problems[:MAX_PROBLEMS_SHOWN]:
         click.echo(f"  {p}")
-    if len(problems) > MAX_PROBLEMS_SHOWN:
-        click.echo(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more: run `dmm validate`")
+    if errors + warnings > MAX_PROBLEMS_SHOWN:
+        click.echo(f"  ... and {errors + warnings - MAX_PROBLEMS_SHOWN} more: run `dmm validate`")
     return 0
 
 

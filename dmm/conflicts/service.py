@@ -244,12 +244,13 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
               *, status: str = "all", type_: str | None = None, min_confidence: float = 0.0,
               conflict_id: str | None = None, limit: int | None = None,
               scan: bool = True, scopes: list[str] | None = None,
-              ) -> tuple[list[Conflict], int]:
+              questions: bool = True) -> tuple[list[Conflict], int]:
     """Current conflicts with their committed decisions applied, filtered in SQL so that a
     store with thousands of conflicts lists its top ones quickly; (page, total matching).
     ``scan``: first scan the memories changed since the last scan (else: as last scanned).
     ``scopes``: only conflicts one of whose memories is in one of these scopes. Each conflict
-    carries its severity (severity.py), judged today."""
+    carries its severity (severity.py), judged today, and (``questions``) the question a
+    person is asked about it."""
     if scan:
         ensure_current(ws, conn)
     today = dt.date.today()
@@ -282,7 +283,7 @@ def conflicts(ws: Workspace, conn: sqlite3.Connection, memory_ids: list[str] | N
             c.status = "in_progress"
     out = out[:limit] if limit else out
     _judge_severity(conn, out, today)
-    if out:  # the narrative pass's question when it asked one, else the rules' (no model)
+    if out and questions:  # the narrative pass's question, else the rules' (no model)
         from dmm.conflicts.questions import question
 
         for c in out:
@@ -335,7 +336,7 @@ def _judge_severity(conn: sqlite3.Connection, found: list[Conflict], today: dt.d
     """Set each conflict's severity from its memories as the cache has them."""
     from dmm.conflicts.severity import severity
 
-    mems = memories_of(conn, found)
+    mems = memories_of(conn, found, scalars=True)  # no body, tag or link is a factor
     for c in found:
         c.severity = severity(c, [mems[m.memory_id] for m in c.memories
                                   if m.memory_id in mems], today)
@@ -354,7 +355,7 @@ def stats(ws: Workspace, conn: sqlite3.Connection, scan: bool = True) -> dict:
     list --status all` shows (detected, flagged by hand, resolved): each count sums to the
     total; and seed 000 section 14.2's resolution figures (``resolution_figures``).
     ``scan``: first scan what changed (False when the caller just did)."""
-    found, _ = conflicts(ws, conn, status="all", scan=scan)
+    found, _ = conflicts(ws, conn, status="all", scan=scan, questions=False)
     written = store.written_on(conn, sorted({m.memory_id for c in found for m in c.memories}))
     count = lambda key: dict(sorted(Counter(key(c) for c in found).items()))  # noqa: E731
     return {"total": len(found), "by_type": count(lambda c: c.type),
@@ -511,13 +512,16 @@ def decide_many(ws: Workspace, conn: sqlite3.Connection, action: str, reason: st
     return found, resolver.decide_many(Git(ws.root), found, action, reason, until=until)
 
 
-def memories_of(conn: sqlite3.Connection, conflicts_: list[Conflict]) -> dict[str, Memory]:
-    """The memories the conflicts are between, from the cache, by id."""
+def memories_of(conn: sqlite3.Connection, conflicts_: list[Conflict],
+                scalars: bool = False) -> dict[str, Memory]:
+    """The memories the conflicts are between, from the cache, by id (``scalars``: without
+    their bodies, tags and links, for a reader of their other fields alone)."""
     ids = sorted({m.memory_id for c in conflicts_ for m in c.memories})
     out: dict[str, Memory] = {}
     for chunk, marks in in_chunks(ids):
         out.update((m.id, m) for m in read.memories(
-            conn, f"WHERE id IN ({marks})", tuple(chunk)))
+            conn, f"WHERE id IN ({marks})", tuple(chunk), bodies=not scalars,
+            lists=not scalars))
     return out
 
 

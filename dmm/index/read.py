@@ -32,21 +32,33 @@ def to_memory(row: tuple) -> Memory:
 
 def _memory(path, mem_id, title, body, tags, scope, priority, confidence, status, created,
             expires, supersedes, related, tokens) -> Memory:
-    return Memory(id=mem_id, path=path, title=title, body=body, tags=json.loads(tags),
+    return Memory(id=mem_id, path=path, title=title, body=body, tags=_listed(tags),
                   scope=scope, priority=priority, confidence=confidence, status=status,
                   created=dt.date.fromisoformat(created) if created else None,
                   expires=dt.date.fromisoformat(expires) if expires else None,
-                  supersedes=json.loads(supersedes), related=json.loads(related), tokens=tokens)
+                  supersedes=_listed(supersedes), related=_listed(related), tokens=tokens)
+
+
+def _listed(text: str) -> list:
+    """A JSON list column; the empty one most memories have (no `supersedes`, no `related`)
+    without the decoder, which costs microseconds a call, 1-2 per row read."""
+    return [] if text == "[]" else json.loads(text)
 
 
 # the same columns with an empty body, for readers that never look at it (`dmm list`)
 NO_BODY = COLUMNS.replace(" body,", " '',")
+# and with empty lists too, for readers of the scalar fields alone (a conflict's severity)
+SCALARS = NO_BODY.replace(" tags,", " '[]',").replace(" supersedes, related,", " '[]', '[]',")
 
 
 def memories(conn: sqlite3.Connection, where: str = "", params: tuple = (),
-             limit: int | None = None, bodies: bool = True) -> list[Memory]:
+             limit: int | None = None, bodies: bool = True,
+             lists: bool = True) -> list[Memory]:
+    """The memories ``where`` selects, by path; ``bodies`` / ``lists`` False: with empty
+    bodies / tags, supersedes and related (what a reader never looks at is not decoded)."""
+    columns = NO_BODY if lists else SCALARS
     sql = (f"SELECT {COLUMNS} FROM {FROM} {where} ORDER BY path" if bodies else
-           f"SELECT {NO_BODY} FROM memories m {where} ORDER BY path")
+           f"SELECT {columns} FROM memories m {where} ORDER BY path")
     if limit is not None:
         sql, params = sql + " LIMIT ?", (*params, limit)
     return [to_memory(row) for row in conn.execute(sql, params)]
@@ -85,33 +97,67 @@ def problems(conn: sqlite3.Connection, today: dt.date | None = None, *,
     """Every problem: per file (kept from the last read), store-wide (duplicate ids) and
     those of the day: active memories past their `expires` (queries leave them out) and,
     when ``ephemeral_days`` is set, ephemeral notes older than that with no `expires`."""
+    found, _ = _problems(conn, today, ephemeral_days, None)
+    return sorted(found, key=lambda p: (p.path, p.severity, p.field or ""))
+
+
+def problem_page(conn: sqlite3.Connection, limit: int, today: dt.date | None = None, *,
+                 ephemeral_days: int = 0) -> tuple[list[Problem], int, int]:
+    """(the first ``limit`` of ``problems``, errors first, then by path; how many errors and
+    warnings there are in all): what a summary shows (`dmm status`), counted in SQL and read
+    a page at a time, so that a store with thousands of warnings costs what the page shows."""
+    found, counts = _problems(conn, today, ephemeral_days, limit)
+    found.sort(key=lambda p: (p.severity != "error", p.path, p.severity, p.field or ""))
+    errors = counts.get("error", 0)
+    return found[:limit], errors, sum(counts.values()) - errors
+
+
+# the problems of the day: (field, SQL after SELECT path, <column> FROM memories); `+status`
+# keeps SQLite on the partial index of `expires` (a few rows) rather than the one on status
+# (every active memory: 33 ms at 50,000)
+_EXPIRED = "WHERE expires IS NOT NULL AND expires < ? AND +status = 'active'"
+_OLD_EPHEMERAL = ("WHERE scope = 'ephemeral' AND status = 'active' AND expires IS NULL AND "
+                  "created < ?")
+
+
+def _problems(conn: sqlite3.Connection, today: dt.date | None, ephemeral_days: int,
+              limit: int | None) -> tuple[list[Problem], dict[str, int]]:
+    """``problems`` from each source, at most ``limit`` of each (None: all) in the order a
+    page shows them, and how many of each severity there are in all."""
+    page = "" if limit is None else f" LIMIT {int(limit)}"
+    counts: dict[str, int] = dict(conn.execute(
+        "SELECT severity, count(*) FROM problems GROUP BY severity").fetchall()) \
+        if limit is not None else {}
     found = [Problem(path, message, field, severity) for path, field, severity, message in
-             conn.execute("SELECT path, field, severity, message FROM problems ORDER BY path")]
+             conn.execute("SELECT path, field, severity, message FROM problems "
+                          "ORDER BY severity != 'error', path" + page)]
     today = today or dt.date.today()
-    found += [Problem(path, f"expired on {expires}: queries leave it out; deprecate it or "
-                            "extend `expires`", "expires", "warning")
-              for path, expires in conn.execute(
-                  "SELECT path, expires FROM memories WHERE expires IS NOT NULL AND "
-                  "expires < ? AND status = 'active'", (today.isoformat(),))]
+    day_rows = [(_EXPIRED, "expires", (today.isoformat(),),
+                 lambda expires: f"expired on {expires}: queries leave it out; deprecate it "
+                                 "or extend `expires`")]
     if ephemeral_days:
         cutoff = today - dt.timedelta(days=ephemeral_days)
-        found += [Problem(path, f"ephemeral note from {created}, "
-                                f"{count((today - dt.date.fromisoformat(created)).days, 'day')} "
-                                "old, with no `expires`: promote it if it still holds, else "
-                                "deprecate it",
-                          "created", "warning")
-                  for path, created in conn.execute(
-                      "SELECT path, created FROM memories WHERE scope = 'ephemeral' AND "
-                      "status = 'active' AND expires IS NULL AND created < ?",
-                      (cutoff.isoformat(),))]
+        day_rows.append((_OLD_EPHEMERAL, "created", (cutoff.isoformat(),),
+                         lambda created: f"ephemeral note from {created}, "
+                         f"{count((today - dt.date.fromisoformat(created)).days, 'day')} old, "
+                         "with no `expires`: promote it if it still holds, else deprecate it"))
+    for where, field, params, say in day_rows:
+        if limit is not None:
+            counts["warning"] = counts.get("warning", 0) + conn.execute(
+                f"SELECT count(*) FROM memories {where}", params).fetchone()[0]
+        found += [Problem(path, say(value), field, "warning") for path, value in conn.execute(
+            f"SELECT path, {field} FROM memories {where} ORDER BY path{page}", params)]
     dup_ids = [row[0] for row in conn.execute(
         "SELECT id FROM memories GROUP BY id HAVING count(*) > 1")]
     if dup_ids:
         from dmm.memory.validate import check_store
 
         marks = ",".join("?" * len(dup_ids))
-        found += check_store(memories(conn, f"WHERE id IN ({marks})", tuple(dup_ids)))
-    return sorted(found, key=lambda p: (p.path, p.severity, p.field or ""))
+        store_wide = check_store(memories(conn, f"WHERE id IN ({marks})", tuple(dup_ids)))
+        for p in store_wide:
+            counts[p.severity] = counts.get(p.severity, 0) + 1
+        found += store_wide
+    return found, counts
 
 
 def ids_and_paths(conn: sqlite3.Connection) -> list[tuple[str, str]]:

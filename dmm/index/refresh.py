@@ -1,8 +1,10 @@
 """Keep the cache fresh: re-read only the memory files whose size or mtime changed.
 
 Every command that reads memories calls ``open_fresh``. An unchanged store costs one directory
-walk and one SELECT; changes are applied in one transaction under the cache's write lock, so a
-concurrent dmm process either sees the old state or the new one, never a mixture. The corpus
+walk and one SELECT, or one question to the repository's background process where one runs
+(``_vouched``: it watches the folder; a large store starts one for the next command); changes
+are applied in one transaction under the cache's write lock, so a concurrent dmm process
+either sees the old state or the new one, never a mixture. The corpus
 statistics (each term's document frequency, table ``terms``) change in the same transaction.
 """
 
@@ -226,21 +228,24 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
     cache fresh (by its watch, without a walk when nothing changed), when one is running: the
     pattern of git's fsmonitor daemon. None when there is none (the caller walks). It answers
     after this call started, so it saw every change that finished before: a cache still at
-    the state it names is fresh."""
+    the state it names is fresh. Asked whatever the semantic layer's setting: the process
+    watches the folder with the model off too (it serves words for large stores), and
+    vouching needs no model. A large store with none running starts one for the next
+    command (``_start_for_next``)."""
     from dmm.background.client import SOCKET
 
     if not os.path.exists(ws.shared_state_dir / SOCKET):
-        return None  # the common case costs one stat; the client is not even imported
-    from dmm import modelcheck
+        _start_for_next(ws)
+        return None  # the common case costs a stat or two
     from dmm.background import client
-
-    if not ws.config["semantic"]["enabled"] or modelcheck.switched_off():
-        return None
 
     try:
         answer = client.ask(ws.root, ws.shared_state_dir, {"op": "fresh"},
                             start_if_absent=False,
                             start_wait=0.2, answer_wait=VOUCH_WAIT_S)
+    except client.NotRunning:  # one that died left its socket: start another, as without
+        _start_for_next(ws)
+        return None
     except client.Unavailable:
         return None
     try:
@@ -249,6 +254,24 @@ def _vouched(ws: Workspace) -> tuple[tuple, int] | None:
     except (KeyError, TypeError, ValueError):
         pass
     return None
+
+
+def _start_for_next(ws: Workspace) -> None:
+    """Start the repository's background process, not waited for, when the store is large
+    (its cache LEXICAL_CACHE_BYTES or more: some 3,000 memories, where the walk starts to
+    cost a short command a good part of its time; 0.3-0.5 s of CPU at 50,000) and
+    ``semantic.background`` allows one: this command walks, the next ones are vouched for
+    (as the post-commit hook starts it for the next prompt). A small store never starts one:
+    its walk costs less than asking."""
+    from dmm.background import client
+
+    try:
+        if ws.config["semantic"]["background"] and client.large(ws):
+            from dmm.fsutil import state_folder
+
+            client.start(ws.root, state_folder(ws.shared_state_dir))
+    except OSError:
+        pass  # no process: this command and the next walk, as they always could
 
 
 def _token(conn: sqlite3.Connection) -> tuple:

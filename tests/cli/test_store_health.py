@@ -207,3 +207,42 @@ def test_the_size_checks_fire_where_they_help(git_repo):
     long = warnings("project/long.md", front + "# The month-end ledger reconciliation\n\n"
                     + long_body + "\n\nWhy: the auditors require it.\n")
     assert any("crowds a pack" in w for w in long)
+
+
+def test_status_counts_every_problem_and_lists_a_page_errors_first(repo):
+    """`dmm status` counts problems in the cache and shows a page of them, errors first, so a
+    store with thousands of warnings answers in the time of the page; `validate` lists all."""
+    from dmm.index import read
+    from dmm.index.refresh import open_fresh
+
+    note = "A note kept while the fix is under review, with enough words to be a memory."
+    for n in range(3):  # warnings: deprecated, left in their scope's folder
+        repo.add(f"project/a{n}.md", f"mem_2026_01_02_00{n}", f"Old rule {n}", note,
+                 status="deprecated")
+    repo.add("ephemeral/old.md", "mem_2026_01_01_001", "CI runner pool was flaky", note,
+             scope="ephemeral", extra=f"created: {days_ago(45)}\n")
+    repo.add("project/frozen.md", "mem_2026_01_01_002", "Release branch is frozen", note,
+             extra=f"expires: {days_ago(2)}\n")
+    repo.write("project/zz_broken.md", "---\nid: [unclosed\n---\n\n# Broken\n")  # an error
+    commit(repo)
+    proc = repo.dmm("status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    status = json.loads(proc.stdout)
+    validate = json.loads(repo.dmm("validate", "--json").stdout)
+    every = validate["problems"]
+    assert status["errors"] == sum(p["severity"] == "error" for p in every) == 1
+    assert status["warnings"] == len(every) - 1 == 5
+    assert status["problems"][0]["path"] == "project/zz_broken.md"  # first, though last by path
+    assert sorted(map(json.dumps, status["problems"])) == sorted(map(json.dumps, every))
+    assert status["more_problems"] == 0
+    conn, _ = open_fresh(repo.ws)
+    try:
+        page, errors, warnings = read.problem_page(conn, 2, ephemeral_days=30)
+        everything = read.problems(conn, ephemeral_days=30)
+    finally:
+        conn.close()
+    assert (errors, warnings) == (1, 5) and len(everything) == 6
+    assert [p.path for p in page] == ["project/zz_broken.md", "ephemeral/old.md"]
+    text = repo.dmm("status").stdout
+    assert "problems: 1 error, 5 warnings" in text
+    assert text.index("zz_broken.md") < text.index("ephemeral/old.md")

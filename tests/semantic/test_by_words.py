@@ -190,3 +190,82 @@ def test_a_process_started_without_the_model_is_replaced_when_meaning_is_asked(s
     assert _gone(old)
     new = _wait_for(lambda: _pid(store.root))
     assert new is not None and new != old
+
+
+def _refuse_walk(monkeypatch) -> None:
+    from dmm import store as memory_store
+
+    def refuse(memory_dir):
+        raise AssertionError("walked the memory folder")
+
+    monkeypatch.setattr(memory_store, "scan", refuse)
+
+
+def _edit_project_memory(repo, body: str) -> None:
+    repo.add("project/uploads.md", "mem_2026_11_02_001", PROJECT, body, tags="[uploads]")
+
+
+def test_a_process_started_with_the_model_off_vouches_for_the_cache(store, monkeypatch):
+    """A short command with the model off asks the running process (it watches the folder
+    whatever the model) rather than walking: a change finished before is seen."""
+    from dmm.index import read
+    from dmm.index.refresh import open_fresh
+
+    _query(store, LARGE)
+    assert _wait_for(lambda: _pid(store.root)) is not None
+    _edit_project_memory(store, "The gateway now refuses uploads above 80,000,000 bytes.")
+    _refuse_walk(monkeypatch)
+    conn, report = open_fresh(store.ws)
+    try:
+        assert report.read == 0 and report.files == 3  # read by the process, not here
+        assert "80,000,000" in read.find(conn, "mem_2026_11_02_001")[0].content
+    finally:
+        conn.close()
+
+
+def _listed(repo, env: dict) -> dict[str, str]:
+    proc = repo.dmm("list", "--json", env=env)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return {m["path"]: m["title"] for m in json.loads(proc.stdout)["memories"]}
+
+
+def test_a_listing_at_a_large_store_starts_the_process_for_the_next_command(store,
+                                                                             monkeypatch):
+    """`dmm list` at a large store with no process running walks, answers, and starts one
+    (not waited for); the next command is vouched for by it, and sees a change made between
+    the two. A small store, or `semantic.background = false`, never starts one."""
+    from dmm.index.refresh import open_fresh
+
+    assert len(_listed(store, {**OFF, "DMM_SEMANTIC_IDLE_S": "4"})) == 3  # small: none
+    assert _pid(store.root) is None
+    config = store.root / ".dmm" / "config.toml"
+    kept = config.read_text()
+    assert "background = true" in kept
+    config.write_text(kept.replace("background = true", "background = false"))
+    assert len(_listed(store, LARGE)) == 3
+    assert _pid(store.root) is None
+    config.write_text(kept)
+    assert len(_listed(store, LARGE)) == 3
+    assert _wait_for(lambda: _pid(store.root)) is not None, \
+        (store.ws.shared_state_dir / client.LOG).read_text()
+    store.add("project/later.md", "mem_2026_11_04_001", "Written after the listing",
+              "A memory the next command must list though it does not walk the folder.")
+    _refuse_walk(monkeypatch)
+    conn, report = open_fresh(store.ws)
+    conn.close()
+    assert report.read == 0 and report.files == 4
+    assert _listed(store, LARGE)["project/later.md"] == "Written after the listing"
+
+
+def test_a_process_that_died_leaving_its_socket_is_started_again_by_a_listing(store):
+    """A process killed without cleaning up leaves its socket: a command at a large store
+    that finds nobody listening walks, and starts a new one for the next command."""
+    _listed(store, LARGE)
+    pid = _wait_for(lambda: _pid(store.root))
+    assert pid is not None
+    os.kill(pid, 9)
+    assert _gone(pid)
+    assert (store.ws.shared_state_dir / client.SOCKET).exists()  # left behind
+    assert len(_listed(store, LARGE)) == 3
+    new = _wait_for(lambda: _pid(store.root))
+    assert new is not None and new != pid

@@ -60,14 +60,30 @@ def test_a_file_written_just_before_a_command_is_listed(repo, stop_daemons):
         assert f"project/new{n}.md" in [e["path"] for e in pack["retrieved"]]
 
 
-def test_with_the_layer_switched_off_a_command_walks_by_itself(repo, stop_daemons,
-                                                                monkeypatch):
+def _rewrite_keeping_mtime(repo, title: str) -> None:
+    """Change a memory file and put its mtime back (the size may tell a walk)."""
+    target = repo.memory / "project/m2.md"
+    st = target.stat()
+    text = memory_text("mem_2026_01_01_002", title,
+                       "We ship a new version every Friday morning after the change log is "
+                       "reviewed by the release manager.")
+    target.write_text(text, encoding="utf-8")
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_with_the_layer_switched_off_a_command_still_asks_the_running_process(
+        repo, stop_daemons, monkeypatch):
+    """Vouching needs no model: a command with DMM_SEMANTIC=off asks the running process
+    (started with the model on here; with the model off in test_by_words.py)."""
     _store(repo)
     stop_daemons.append(repo.root)
     _query(repo)
     monkeypatch.setenv("DMM_SEMANTIC", "off")
-    walked = []
-    real = store.scan
-    monkeypatch.setattr(store, "scan", lambda d: walked.append(d) or real(d))
-    open_fresh(repo.ws)[0].close()
-    assert walked
+    _rewrite_keeping_mtime(repo, "Releases happen on Fridays")
+    _no_walk(monkeypatch)
+    conn, report = open_fresh(repo.ws)
+    try:
+        assert report.read == 0
+        assert read.find(conn, "mem_2026_01_01_002")[0].title == "Releases happen on Fridays"
+    finally:
+        conn.close()
