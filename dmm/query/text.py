@@ -27,6 +27,13 @@ ENTRY_OVERHEAD = 26
 FIXED = 70
 
 
+# what the text says when the baseline alone is over the budget (build_pack's warning says it
+# of the memories' own tokens; the text counts itself whole)
+BASELINE_ALONE = "baseline memories alone"  # build_pack's warning starts so too
+BASELINE_OVER = ("baseline memories alone, always given whole, are over the {budget:,}-token "
+                 "budget: no room is left for any other memory")
+
+
 def task_line(task: str) -> str:
     """The task in one short line: its first line, cut at a word."""
     first = " ".join(task.split("\n", 1)[0].split())
@@ -49,6 +56,8 @@ def notes(pack) -> list[str]:
     for w in pack.warnings:
         if w.startswith("no memory matched") or " among these memories: " in w:
             continue
+        if w.startswith(BASELINE_ALONE):  # its figure counts the memories, not the text
+            w = BASELINE_OVER.format(budget=pack.budget)
         if w.startswith("conflicts among these memories were not checked"):
             w = "conflicts among these memories were not checked (this cache was never scanned)"
         out.append(w)
@@ -64,6 +73,12 @@ def text(pack, kind: str, task: str, conflicts_among=None) -> str:
     rendered = _render(pack, kind, line)
     while pack.text_tokens > pack.budget and pack.retrieved:
         _exclude_last(pack)
+        rendered = _render(pack, kind, line)
+    if pack.text_tokens > pack.budget and kind != "prompt" and pack.baseline and not any(
+            w.startswith(BASELINE_ALONE) for w in pack.warnings):
+        # over the budget with no retrieved memory left: the baseline (given whole) and the
+        # text around it; the pack says so plainly, not only by its two figures
+        pack.warnings.append(BASELINE_OVER.format(budget=pack.budget))
         rendered = _render(pack, kind, line)
     if kind == "baseline":
         return rendered
