@@ -52,3 +52,40 @@ def test_the_front_answers_exactly_what_the_sdk_server_answers(repo, tmp_path):
     assert front.keys() == sdk.keys()
     for key in front:
         assert front[key] == sdk[key], key
+
+
+def test_a_server_builds_its_cache_only_once_the_background_process_is_asked(repo, monkeypatch):
+    """`dmm mcp` built a new clone's cache (2,000 files) in its own process as it started,
+    while it imported its MCP SDK, which every tool call waits for: the first call came 1.1 s
+    later at load 9. The background process builds its work tree's cache; the server warms its
+    own only after asking it (then finds it fresh, or builds another work tree's)."""
+    import threading
+
+    from dmm.background import client
+    from dmm.index import db, watch
+    from dmm.semantic import model, service
+
+    monkeypatch.setattr(watch, "_enabled", False)
+    monkeypatch.setattr(service, "_delegated", False)
+    monkeypatch.setattr(model, "unavailable", lambda: None)
+    repo.add("project/gateway.md", "mem_2026_11_02_002", "Gateway upload size ceiling")
+    (repo.ws.state_dir / db.DB_NAME).unlink(missing_ok=True)
+    asked, answer = threading.Event(), threading.Event()
+
+    def hello(ws, request, **kw):
+        asked.set()
+        answer.wait(30)
+        return None, None
+
+    monkeypatch.setattr(client, "via_background", hello)
+    service.serve(repo.ws)
+    assert asked.wait(30) and service.delegated()
+    assert not [t for t in threading.enumerate() if t.name == "dmm-warm-cache"]
+    assert not db.ever_filled(repo.ws.state_dir)
+    answer.set()
+    wake = next((t for t in threading.enumerate() if t.name == "dmm-wake"), None)
+    if wake is not None:
+        wake.join(30)
+    for thread in [t for t in threading.enumerate() if t.name == "dmm-warm-cache"]:
+        thread.join(30)
+    assert db.ever_filled(repo.ws.state_dir)
