@@ -142,6 +142,11 @@ def tool_result(answer: dict) -> str:
                      f"baseline + {len(data.get('retrieved', []))} retrieved")
     if result.get("isError"):
         return f"TOOL ERROR: {text[:300]}"
+    if isinstance(data, dict) and data.get("note") and "memories" in data:
+        # memory_list read from the files during the first build: what it says of itself
+        return ", ".join([f"{len(data['memories'])} memories, total {data.get('total')}"
+                          + (" (partial)" if data.get("partial") else ""),
+                          tokens(text), data["note"][:160]])
     return ", ".join(extra + [said(text)])
 
 
