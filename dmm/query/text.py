@@ -31,7 +31,8 @@ FIXED = 70
 # of the memories' own tokens; the text counts itself whole)
 BASELINE_ALONE = "baseline memories alone"  # build_pack's warning starts so too
 BASELINE_OVER = ("baseline memories alone, always given whole, are over the {budget:,}-token "
-                 "budget: no room is left for any other memory")
+                 "budget")
+NO_ROOM = ": no room is left for any other memory"  # in a pack that would hold others
 
 
 def task_line(task: str) -> str:
@@ -49,7 +50,7 @@ def reserve(task: str) -> int:
     return FIXED + count_tokens(task_line(task))
 
 
-def notes(pack) -> list[str]:
+def notes(pack, kind: str = "query") -> list[str]:
     """The pack's warnings and notes as the model reads them: facts, not advice for people
     (conflicts are stated from pack.conflicts; an empty pack says nothing)."""
     out = []
@@ -57,7 +58,7 @@ def notes(pack) -> list[str]:
         if w.startswith("no memory matched") or " among these memories: " in w:
             continue
         if w.startswith(BASELINE_ALONE):  # its figure counts the memories, not the text
-            w = BASELINE_OVER.format(budget=pack.budget)
+            w = BASELINE_OVER.format(budget=pack.budget) + (NO_ROOM if kind == "query" else "")
         if w.startswith("conflicts among these memories were not checked"):
             w = "conflicts among these memories were not checked (this cache was never scanned)"
         out.append(w)
@@ -100,7 +101,7 @@ def _render(pack, kind: str, line: str) -> str:
 
     entries = (pack.baseline if kind != "prompt" else []) + \
         (pack.retrieved if kind != "baseline" else [])
-    context = dict(kind=kind, task=line, pack=pack, notes=notes(pack), entries=entries,
+    context = dict(kind=kind, task=line, pack=pack, notes=notes(pack, kind), entries=entries,
                    budget=f"{pack.budget:,}")
     # the text names its own cost: rendered with the budget's figure first (as many digits),
     # then with its own, which is then the cost of the text that names it

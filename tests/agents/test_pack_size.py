@@ -175,8 +175,10 @@ def test_a_baseline_over_the_budget_is_said_plainly_with_the_texts_own_cost(stor
         for kind in ("query", "baseline"):
             pack = memory_pack(store.ws, "upload ceiling of the gateway", budget=budget,
                                for_model=kind)
-            said = f"are over the {budget:,}-token budget: no room is left for any other memory"
+            said = f"given whole, are over the {budget:,}-token budget"
             assert said in pack.text, (budget, kind, pack.text)
+            # the session start's text holds the baseline alone: no "other memory" to speak of
+            assert ("no room is left for any other memory" in pack.text) == (kind == "query")
             assert pack.text.count("over the") == 1  # one note, not build_pack's as well
             assert pack.retrieved == [] and "upload gateway" in pack.text
             cost = re.search(r"([\d,]+) tokens of the", pack.text).group(1)
