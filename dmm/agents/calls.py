@@ -75,7 +75,7 @@ def show(ws: Workspace, key: str) -> dict:
     from dmm.agents import unindexed
     from dmm.lookup import find_memory, memory_record
 
-    conn = _cache_or_files(ws)
+    conn, _ = _cache_or_files(ws)
     if conn is None:  # another dmm builds the cache for the first time: the memory's file
         shown = unindexed.show(ws, key)
         if shown is not None:
@@ -89,14 +89,15 @@ def show(ws: Workspace, key: str) -> dict:
         conn.close()
 
 
-def _cache_or_files(ws: Workspace) -> sqlite3.Connection | None:
-    """The fresh cache, or None while another dmm builds it for the first time (or holds it
-    locked) past a short wait: the caller reads the memory files (dmm.agents.unindexed)."""
+def _cache_or_files(ws: Workspace) -> tuple[sqlite3.Connection | None, str | None]:
+    """(the fresh cache, None), or (None, why) while another dmm builds it for the first time
+    (or holds it locked) past a short wait: the caller reads the memory files
+    (dmm.agents.unindexed)."""
     from dmm.agents.unindexed import WAIT_S
     from dmm.query.run import FIRST_BUILD, HELD, open_cache
 
     conn, how = open_cache(ws, wait=WAIT_S, stand_in=lambda _ws: None)
-    return None if how in (FIRST_BUILD, HELD) else conn
+    return (None, how) if how in (FIRST_BUILD, HELD) else (conn, None)
 
 
 def memory_text(ws: Workspace, key: str) -> str:
@@ -152,11 +153,12 @@ def listing(ws: Workspace, *, scope: str | None = None, tag: str | None = None,
     chosen = Selection(scopes=[scope] if scope else [], tags=[tag] if tag else [],
                        status=status or "all", under=path_prefix or "", older_than=older_than,
                        newer_than=newer_than, sort=sort, reverse=reverse)
-    conn = _cache_or_files(ws)
+    conn, how = _cache_or_files(ws)
     if conn is None:  # another dmm builds the cache for the first time: from the files
         from dmm.agents import unindexed
+        from dmm.query.run import FIRST_BUILD
 
-        return unindexed.listing(ws, chosen, limit)
+        return unindexed.listing(ws, chosen, limit, held=how != FIRST_BUILD)
     try:
         found, total = read.listing(conn, chosen, limit)
     finally:

@@ -29,6 +29,7 @@ WAIT_S = 0.1
 _clock = time.monotonic  # (a test's clock instead)
 BUILDING = ("the memory index is being built for the first time (another dmm is reading every "
             "memory file)")
+HELD = "another dmm holds the memory index (a first build or a reindex writing it)"
 
 
 def _memory_paths(ws: Workspace, under: str = "") -> list[str]:
@@ -40,10 +41,11 @@ def _memory_paths(ws: Workspace, under: str = "") -> list[str]:
         not prefix or p == prefix or p.startswith(prefix + "/")))
 
 
-def listing(ws: Workspace, chosen, limit: int) -> dict:
+def listing(ws: Workspace, chosen, limit: int, held: bool = False) -> dict:
     """The memories ``chosen`` (a memory.select.Selection) chooses, read from their files:
-    at most ``limit``, with ``total``, and ``partial`` and a ``note`` when not every file
-    could be read within READ_S."""
+    at most ``limit``, with ``total`` and a ``note`` saying why (``held``: the cache is
+    locked, by a first build or a reindex, rather than known to be built first), and
+    ``partial`` when not every file could be read within READ_S."""
     from dmm import store
     from dmm.lookup import memory_record
     from dmm.memory.select import select
@@ -64,15 +66,16 @@ def listing(ws: Workspace, chosen, limit: int) -> dict:
     found = select(found, chosen)  # in the order asked
     out = {"memories": [memory_record(m, content=False) for m in found[:limit]],
            "total": len(found)}
+    why = HELD if held else BUILDING
     if read < len(paths):
         out.update(partial=True, note=(
-            f"{BUILDING}: this list is read from the memory files, {read:,} of {len(paths):,} "
+            f"{why}: this list is read from the memory files, {read:,} of {len(paths):,} "
             "read so far in path order, and total counts the memories among those; "
             + ("the next_cursor continues it" if in_order else
-               "in path order, a page is the true first page") + "; ask again in a moment "
-            "for the whole list"))
+               "this order is of those read (sorted by path, a page is the true first page)")
+            + "; ask again in a moment for the whole list"))
     else:
-        out["note"] = f"{BUILDING}: this list is read from the memory files"
+        out["note"] = f"{why}: this list is read from the memory files"
     return out
 
 

@@ -228,3 +228,23 @@ def test_memory_show_of_any_memory_during_the_first_build_reads_its_file(many):
         with pytest.raises(NotFoundError):
             calls.show(many.ws, "project/rules/nothing.md")
         assert not db.ever_filled(many.ws.state_dir)
+
+
+def test_a_list_meeting_a_locked_cache_says_so_not_a_first_build(many, monkeypatch):
+    """A cache locked past the wait (a reindex, or a first build whose transaction locks the
+    file) is not known to be a first build: the list says what it knows."""
+    import sqlite3
+
+    ws = many.ws
+    memory_pack(ws, "gateway")  # built
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_S", 0.2)
+    many.add("project/more.md", "mem_2026_11_02_003", "Gateway download ceiling")
+    holder = sqlite3.connect(ws.state_dir / db.DB_NAME, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        page = _within(lambda: calls.listing(ws, limit=5))
+        assert page["note"].startswith("another dmm holds the memory index")
+        assert page["total"] == 33
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
