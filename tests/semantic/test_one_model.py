@@ -51,6 +51,10 @@ def test_dmm_mcp_asks_the_background_process_and_loads_no_model(repo, stop_daemo
     _store(repo)
     git(repo.root, "add", "-A")
     git(repo.root, "commit", "-qm", "store")
+    # built: a call made while the background process builds it first answers the baseline
+    # at once, saying so (tests/query/test_first_build.py), and the front answers the first
+    # call before the SDK has loaded
+    assert repo.dmm("reindex").returncode == 0
     stop_daemons.append(repo.root)
     server = Mcp(repo.root)
     try:
