@@ -72,21 +72,32 @@ def pack(ws: Workspace, task: str, *, budget: int | None = None, scopes=(), tags
 
 def show(ws: Workspace, key: str) -> dict:
     """One memory by id or path (`dmm show --json`)."""
+    from dmm.agents import unindexed
     from dmm.lookup import find_memory, memory_record
-    from dmm.query.run import FIRST_BUILD, HELD, open_cache
 
-    conn, how = open_cache(ws)  # while another dmm builds it first: the baseline alone
+    conn, _ = _cache_or_files(ws)
+    if conn is None:  # another dmm builds the cache for the first time: the memory's file
+        shown = unindexed.show(ws, key)
+        if shown is not None:
+            return shown
+        from dmm.index.refresh import open_fresh
+
+        conn = open_fresh(ws)[0]  # not found in time among the files: the cache knows
     try:
         return memory_record(*find_memory(ws, conn, key))
-    except NotFoundError:
-        if how not in (FIRST_BUILD, HELD):
-            raise
     finally:
         conn.close()
-    # not a baseline memory (the only ones a pack could name yet): the cache being built
-    # knows it
-    with _cache(ws) as conn:
-        return memory_record(*find_memory(ws, conn, key))
+
+
+def _cache_or_files(ws: Workspace) -> tuple[sqlite3.Connection | None, str | None]:
+    """(the fresh cache, None), or (None, why) while another dmm builds it for the first time
+    (or holds it locked) past a short wait: the caller reads the memory files
+    (dmm.agents.unindexed)."""
+    from dmm.agents.unindexed import WAIT_S
+    from dmm.query.run import FIRST_BUILD, HELD, open_cache
+
+    conn, how = open_cache(ws, wait=WAIT_S, stand_in=lambda _ws: None)
+    return (None, how) if how in (FIRST_BUILD, HELD) else (conn, None)
 
 
 def memory_text(ws: Workspace, key: str) -> str:
@@ -142,8 +153,16 @@ def listing(ws: Workspace, *, scope: str | None = None, tag: str | None = None,
     chosen = Selection(scopes=[scope] if scope else [], tags=[tag] if tag else [],
                        status=status or "all", under=path_prefix or "", older_than=older_than,
                        newer_than=newer_than, sort=sort, reverse=reverse)
-    with _cache(ws) as conn:
+    conn, how = _cache_or_files(ws)
+    if conn is None:  # another dmm builds the cache for the first time: from the files
+        from dmm.agents import unindexed
+        from dmm.query.run import FIRST_BUILD
+
+        return unindexed.listing(ws, chosen, limit, held=how != FIRST_BUILD)
+    try:
         found, total = read.listing(conn, chosen, limit)
+    finally:
+        conn.close()
     return {"memories": [memory_record(m, content=False) for m in found], "total": total}
 
 

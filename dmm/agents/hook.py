@@ -21,6 +21,8 @@ EVENTS = ("session-start", "user-prompt-submit")
 NO_PACK = "(dmm: no memory pack this time: "  # how every line that carries no pack starts
 BUSY = (NO_PACK + "another dmm holds the cache (a reindex or a scan); the next prompt gets "
         "one)\n")
+BUILDING = (NO_PACK + "the memory index is being built for the first time; the next prompt "
+            "gets one)\n")
 DEADLINE_S = 0.9  # a hook answers within this, whatever holds the cache (DMM_HOOK_DEADLINE_MS)
 STARTING = (NO_PACK + "the background process that keeps this large store's index in memory "
             "is getting ready; the next prompt gets one)\n")
@@ -83,11 +85,21 @@ def _context(ws: Workspace, event: str, payload: dict) -> str:
         pack = memory_pack(ws, ranking_text(prompt), budget=budget,
                            for_model="query" if owed else "prompt", named=prompt)
         if not pack.retrieved and not pack.conflicts and not (owed and pack.baseline):
+            if _unindexed(pack):  # nothing to rank yet: said, rather than a silent turn
+                return BUILDING
             return ""  # nothing beyond the baseline, which the session already has
     if not pack.baseline and not pack.retrieved and any(
             w.startswith("another dmm is updating") for w in pack.warnings):
         return BUSY  # the cache is being rebuilt: nothing to read yet
     return fit(pack.text or "", int(cfg["hook_max_chars"]))
+
+
+def _unindexed(pack) -> bool:
+    """Whether ``pack`` was made without the index (another dmm building it first: only the
+    baseline, read from its files)."""
+    from dmm.query.run import FIRST_BUILD_NOTE, HELD_NOTE
+
+    return any(n in (FIRST_BUILD_NOTE, HELD_NOTE) for n in pack.notes)
 
 
 def baseline_owed(ws: Workspace, payload: dict) -> bool:

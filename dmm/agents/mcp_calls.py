@@ -5,7 +5,9 @@ proposals.
 - The Memory Pack reaches the model as compact markdown (dmm/query/text.py) whose whole cost
   is what the budget says; the same pack as data goes to ``structuredContent``, with its
   excluded memories summarised (how many, and the first few by name), not listed whole.
-- memory_list returns a page (20 by default) and a cursor for the next.
+- memory_list returns a page (20 by default) and a cursor for the next; while another dmm
+  builds the index for the first time, a page read from the files, saying so
+  (dmm.agents.unindexed).
 - conflicts_check and conflict_flag take ids or paths, and an unknown one is an error.
 - An agent's own proposals are those recorded with its name (``agent:<client>`` from the
   MCP client's initialize, e.g. ``agent:claude-code``): it may list, revise and withdraw
@@ -53,8 +55,10 @@ def listing(ws: Workspace, limit: int = 20, cursor: str | None = None, **chosen)
     page = calls.listing(ws, limit=min(1000, offset + limit), **chosen)
     memories = page["memories"][offset:offset + limit]
     following = offset + len(memories)
+    # a partial page (read from the files during a first build) may have more after it
+    more = following < page["total"] or (page.get("partial") and len(memories) == limit)
     page.update(memories=memories, next_cursor=f"o{following}"
-                if following < page["total"] and following < 1000 else None)
+                if more and following < 1000 else None)
     return page
 
 

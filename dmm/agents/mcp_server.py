@@ -98,6 +98,11 @@ def tool_result(result: Any) -> dict:
             "isError": False}
 
 
+def error_result(error: str) -> dict:
+    """The CallToolResult of a tool that reports ``error``."""
+    return {"content": [{"type": "text", "text": error}], "isError": True}
+
+
 def run_tool(table: dict[str, Callable[..., Any]], name: str, arguments: dict | None
              ) -> tuple[dict | None, str | None]:
     """(result, None) or (None, the error a tool reports)."""
@@ -147,10 +152,8 @@ def build_server(ws: Workspace, who: Callable[[], str]):
 
         result, error = await anyio.to_thread.run_sync(run_tool, table, params.name,
                                                        params.arguments)
-        if error is not None:
-            return types.CallToolResult.model_validate(
-                {"content": [{"type": "text", "text": error}], "isError": True})
-        return types.CallToolResult.model_validate(tool_result(result))
+        return types.CallToolResult.model_validate(
+            tool_result(result) if error is None else error_result(error))
 
     async def list_resources(ctx, params):
         return types.ListResourcesResult.model_validate(mcp_tools.resources_list())

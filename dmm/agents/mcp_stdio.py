@@ -11,8 +11,12 @@ milliseconds (Claude Code offers a server's tools to its model only once `resour
 answered, and a first turn does not wait for the SDK), and forwards every message,
 `initialize` included, to the SDK's server through a pipe; the SDK's own answers to the
 requests already answered are dropped (and compared: a difference is logged on stderr, and a
-test keeps it empty). Requests the front cannot answer (tool calls,
-reading a resource) wait for the SDK, in order.
+test keeps it empty). Tool calls that arrive before the SDK is ready (its answer to
+`initialize` marks it) are answered by the front too, each in a thread of its own, from the
+same tool table and result shape as the SDK's server (dmm.agents.mcp_server: it imports no
+SDK): the SDK's import took 1-4 s, and a first `memory_query` sent at once waited for it
+(the first-minute benchmark). Requests the front cannot answer (reading a resource, anything
+once the SDK is ready) go to the SDK, in order.
 
 It also marks the processes it starts as an agent's: DMM_AGENT=mcp:<client> in its
 environment, so a decision command run from them is refused (dmm.agents.identity).
@@ -47,12 +51,15 @@ NO_SUCH_METHOD = ("prompts/list",)
 class Front:
     """The wire side: reads the client's lines, answers what it can, forwards the rest."""
 
-    def __init__(self, wire_in, wire_out, to_sdk):
+    def __init__(self, wire_in, wire_out, to_sdk, ws: Workspace | None = None):
         self.wire_in, self.wire_out, self.to_sdk = wire_in, wire_out, to_sdk
         self.lock = threading.Lock()
         self.answered: dict[Any, dict] = {}  # id -> what the front answered (initialize)
         self.handshake = False
         self.client = ""
+        self.ws = ws  # tool calls before the SDK is ready are answered here (None: never)
+        self.sdk_ready = threading.Event()
+        self.tools = None  # the tool table, made at the first call the front answers
 
     def who(self) -> str:
         return f"agent:{self.client}" if self.client else "agent"
@@ -134,7 +141,25 @@ class Front:
         if method == "ping":
             self.reply(request_id, {})
             return True
+        if method == "tools/call" and self.ws is not None and not self.sdk_ready.is_set() \
+                and isinstance(params.get("name"), str) and \
+                isinstance(params.get("arguments", {}), (dict, type(None))):
+            threading.Thread(target=self._call_tool, daemon=True, name="dmm-front-call",
+                             args=(request_id, params["name"], params.get("arguments"))
+                             ).start()
+            return True
         return False
+
+    def _call_tool(self, request_id: Any, name: str, arguments: dict | None) -> None:
+        """A tool call answered as the SDK's server answers it (mcp_server.build_server)."""
+        from dmm.agents import mcp_server
+
+        with self.lock:
+            if self.tools is None:
+                self.tools = mcp_server.handlers(self.ws, self.who)
+        result, error = mcp_server.run_tool(self.tools, name, arguments)
+        self.reply(request_id, mcp_server.tool_result(result) if error is None else
+                   mcp_server.error_result(error))
 
     def read_sdk(self, from_sdk) -> None:
         for line in from_sdk:
@@ -145,6 +170,7 @@ class Front:
             if isinstance(message, dict) and message.get("id") in self.answered and (
                     "result" in message or "error" in message):
                 sent = self.answered.pop(message["id"])
+                self.sdk_ready.set()  # it answered initialize: it serves from now on
                 theirs = message.get("result", {})
                 if {k: theirs.get(k) for k in ("protocolVersion", "capabilities")} != {
                         k: sent.get(k) for k in ("protocolVersion", "capabilities")}:
@@ -178,7 +204,7 @@ def serve(ws: Workspace) -> None:
     os.close(devnull)
     to_sdk_r, to_sdk_w = os.pipe()
     from_sdk_r, from_sdk_w = os.pipe()
-    front = Front(wire_in, wire_out, os.fdopen(to_sdk_w, "wb", buffering=0))
+    front = Front(wire_in, wire_out, os.fdopen(to_sdk_w, "wb", buffering=0), ws)
     reader = threading.Thread(target=front.read_client, daemon=True)
     reader.start()
     forwarder = threading.Thread(target=front.read_sdk,

@@ -220,7 +220,10 @@ TOOLS: list[dict] = [
                 "cursor": {"type": "string", "maxLength": 40,
                            "description": "The next_cursor of the previous page."}}),
           _out({"memories": {"type": "array", "items": _ENTRY}, "total": {"type": "integer"},
-                "next_cursor": {"type": ["string", "null"]}}, ("memories", "total")),
+                "next_cursor": {"type": ["string", "null"]},
+                # while another dmm builds the index for the first time (agents/unindexed.py)
+                "partial": {"type": "boolean"}, "note": {"type": "string"}},
+               ("memories", "total")),
           read_only=True, idempotent=True),
     _tool("memory_propose", "Propose a memory change",
           "Propose a change to memory: a proposal branch that a person (or the reviewer they "

@@ -10,6 +10,7 @@ statistics (each term's document frequency, table ``terms``) change in the same 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import marshal
 import os
@@ -18,7 +19,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from dmm import store
 from dmm.index import db, watch
@@ -182,13 +183,29 @@ def refresh(conn: sqlite3.Connection, ws: Workspace, progress: Progress | None =
                 _indexed_with(conn) == settings:
             return RefreshReport(files=vouched[1], read=0, removed=0)
         return _refresh(conn, ws, store.scan(ws.memory_dir), settings, progress)
-    with watching.lock:
+    with _held(watching.lock):
         disk = watching.disk()  # no walk when no file changed since the last check
         if watching.fresh(disk, _token(conn)):
             return RefreshReport(files=len(disk), read=0, removed=0)
         report = _refresh(conn, ws, disk, settings, progress)
         watching.seen(disk, _token(conn))
         return report
+
+
+@contextlib.contextmanager
+def _held(lock: threading.Lock) -> Iterator[None]:
+    """``lock`` (a long-lived process's watch), or, for the impatient, BusyError when another
+    thread holds it: a first build holds it for seconds, and a query waiting there, in the
+    background process, waited for every memory file to be read (issue 36: the baseline read
+    from its files is the answer then, query/run.open_cache)."""
+    from dmm.errors import BusyError
+
+    if not lock.acquire(timeout=db.busy_timeout() if db.is_impatient() else -1):
+        raise BusyError("another dmm thread is updating the cache", hint="try again in a moment")
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def refresh_paths(conn: sqlite3.Connection, ws: Workspace, paths: list[str]) -> RefreshReport:

@@ -28,16 +28,20 @@ HELD_NOTE = ("another dmm holds the memory index (a first build or a reindex wri
              "only the baseline memories, read from their files; ask again in a moment")
 
 
-def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
+def open_cache(ws: Workspace, *, wait: float | None = None,
+               stand_in=None) -> tuple[sqlite3.Connection, str | None]:
     """(the fresh cache, None); when another dmm holds it: (the cache as it is, STALE) for the
     impatient (an agent's hook), and for anyone while that dmm builds it for the first time
     (a new clone, a long-lived server warming it as it starts: seconds for thousands of
     memories), (the baseline memories read from their files, FIRST_BUILD) rather than wait
-    more than FIRST_BUILD_WAIT_S for it."""
+    more than FIRST_BUILD_WAIT_S (or ``wait``) for it. ``stand_in(ws)``: what is returned
+    instead of the baseline then (a caller that reads the memory files itself)."""
     from dmm.index.refresh import baseline_only
 
+    stand_in = stand_in or baseline_only
     # a hook (impatient) has less than a second in all: it does not wait at all
-    deadline = time.monotonic() + (0.0 if db.is_impatient() else FIRST_BUILD_WAIT_S)
+    deadline = time.monotonic() + (0.0 if db.is_impatient() else
+                                   FIRST_BUILD_WAIT_S if wait is None else wait)
     # filled: False for a first build, None while the file is locked (a first build whose
     # large transaction locks it, or a reindex: either may last seconds; a hook says so in
     # its one line instead), True otherwise
@@ -50,7 +54,7 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
             if isinstance(exc, sqlite3.OperationalError) and not db.busy(exc):
                 raise
         if time.monotonic() >= deadline:  # a long build (thousands of files): not waited for
-            return baseline_only(ws), FIRST_BUILD if filled is False else HELD
+            return stand_in(ws), FIRST_BUILD if filled is False else HELD
         time.sleep(0.02)  # a small store's first build ends within the wait
     try:
         return open_fresh(ws)[0], None
@@ -61,7 +65,7 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
             # locked past the busy timeout: a first build whose large transaction locks the
             # file (so ever_filled could not tell), or a reindex. An agent's tool call gets the
             # baseline and a note rather than an error it cannot act on (issue 36)
-            return baseline_only(ws), HELD
+            return stand_in(ws), HELD
     return db.connect(ws.state_dir), STALE  # a BusyError here: not even readable now
 
 

@@ -27,6 +27,14 @@ ENTRY_OVERHEAD = 26
 FIXED = 70
 
 
+# what the text says when the baseline alone is over the budget (build_pack's warning says it
+# of the memories' own tokens; the text counts itself whole)
+BASELINE_ALONE = "baseline memories alone"  # build_pack's warning starts so too
+BASELINE_OVER = ("baseline memories alone, always given whole, are over the {budget:,}-token "
+                 "budget")
+NO_ROOM = ": no room is left for any other memory"  # in a pack that would hold others
+
+
 def task_line(task: str) -> str:
     """The task in one short line: its first line, cut at a word."""
     first = " ".join(task.split("\n", 1)[0].split())
@@ -42,13 +50,15 @@ def reserve(task: str) -> int:
     return FIXED + count_tokens(task_line(task))
 
 
-def notes(pack) -> list[str]:
+def notes(pack, kind: str = "query") -> list[str]:
     """The pack's warnings and notes as the model reads them: facts, not advice for people
     (conflicts are stated from pack.conflicts; an empty pack says nothing)."""
     out = []
     for w in pack.warnings:
         if w.startswith("no memory matched") or " among these memories: " in w:
             continue
+        if w.startswith(BASELINE_ALONE):  # its figure counts the memories, not the text
+            w = BASELINE_OVER.format(budget=pack.budget) + (NO_ROOM if kind == "query" else "")
         if w.startswith("conflicts among these memories were not checked"):
             w = "conflicts among these memories were not checked (this cache was never scanned)"
         out.append(w)
@@ -64,6 +74,12 @@ def text(pack, kind: str, task: str, conflicts_among=None) -> str:
     rendered = _render(pack, kind, line)
     while pack.text_tokens > pack.budget and pack.retrieved:
         _exclude_last(pack)
+        rendered = _render(pack, kind, line)
+    if pack.text_tokens > pack.budget and kind != "prompt" and pack.baseline and not any(
+            w.startswith(BASELINE_ALONE) for w in pack.warnings):
+        # over the budget with no retrieved memory left: the baseline (given whole) and the
+        # text around it; the pack says so plainly, not only by its two figures
+        pack.warnings.append(BASELINE_OVER.format(budget=pack.budget))
         rendered = _render(pack, kind, line)
     if kind == "baseline":
         return rendered
@@ -85,7 +101,7 @@ def _render(pack, kind: str, line: str) -> str:
 
     entries = (pack.baseline if kind != "prompt" else []) + \
         (pack.retrieved if kind != "baseline" else [])
-    context = dict(kind=kind, task=line, pack=pack, notes=notes(pack), entries=entries,
+    context = dict(kind=kind, task=line, pack=pack, notes=notes(pack, kind), entries=entries,
                    budget=f"{pack.budget:,}")
     # the text names its own cost: rendered with the budget's figure first (as many digits),
     # then with its own, which is then the cost of the text that names it

@@ -65,13 +65,24 @@ def delegated() -> bool:
     return _delegated
 
 
-def _wake(ws, delay: float) -> None:
+def _wake(ws, delay: float, warm: bool = False) -> None:
     """Start the background process after ``delay`` seconds, so that it loads the model and
-    builds the index before the first query (its answer is not needed)."""
+    builds the index before the first query (its answer is not needed); then, with ``warm``,
+    bring this process's cache up to date. Not before: in `dmm mcp` a first build of its own
+    at start (2,000 files) competed with the MCP SDK's import for this process, and the first
+    tool call, which waits for the SDK, came 1.1 s later at load 9 (the first-minute
+    benchmark); the background process builds its own work tree's cache meanwhile, and this
+    one then only finds it fresh (another work tree's it builds)."""
     from dmm.background import client
 
     time.sleep(delay)
-    client.via_background(ws, {"op": "hello"})
+    try:
+        client.via_background(ws, {"op": "hello"})
+    finally:
+        if warm:
+            from dmm.index.refresh import warm_in_background
+
+            warm_in_background(ws)
 
 
 def _key(ws) -> tuple[Path, Path | None]:
@@ -222,10 +233,10 @@ def serve(ws, delay: float = 0.0) -> None:
 
         watch.enable()  # it still serves its other tools from its own cache, without walks
         # the client's first call comes seconds later: the cache is brought up to date
-        # meanwhile (a query during a first build answers from the baseline: query/run.py)
-        warm_in_background(ws)
+        # meanwhile (a query during a first build answers from the baseline: query/run.py),
+        # once the background process is up (_wake), which warms its own work tree's
         _delegated = True
-        thread = threading.Thread(target=_wake, args=(ws, delay), daemon=True,
+        thread = threading.Thread(target=_wake, args=(ws, delay, True), daemon=True,
                                   name="dmm-wake")
         thread.start()
         return

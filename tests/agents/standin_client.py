@@ -21,15 +21,34 @@ import threading
 from pathlib import Path
 
 GATE_CODE = '''\
-import os, sys, time
+import importlib.util, os, sys, time
 _GATE = os.environ.get("DMM_TEST_SDK_GATE")
+class _Held:
+    """The loader of `mcp`, running it only once the gate file exists: the wait holds that
+    module's lock alone, never the interpreter's import lock (which a wait in find_spec
+    would hold, stopping every other thread's imports)."""
+    def __init__(self, loader):
+        self.loader = loader
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+    def exec_module(self, module):
+        while not os.path.exists(_GATE):
+            time.sleep(0.01)
+        self.loader.exec_module(module)
 class _Gate:
     """Holds `import mcp` until the gate file exists."""
     def find_spec(self, name, path=None, target=None):
-        if name == "mcp":
-            while not os.path.exists(_GATE):
-                time.sleep(0.01)
-        return None
+        if name != "mcp":
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        spec.loader = _Held(spec.loader)
+        return spec
 if _GATE:
     sys.meta_path.insert(0, _Gate())
 '''

@@ -185,3 +185,25 @@ def test_a_link_planted_in_the_sessions_folder_is_never_followed(store, tmp_path
     sessions.record(ws, long_and_odd[:sessions.MAX_ID])
     assert all("/" not in p.name and len(p.name) == 32
                for p in (ws.state_dir / sessions.FOLDER).iterdir())
+
+
+def test_a_prompt_during_the_first_build_says_why_it_has_no_pack(store):
+    """A session whose start delivered the baseline, prompting while another dmm builds the
+    index for the first time, got an empty answer (the first-minute benchmark): nothing said
+    that the memories beyond the baseline were not looked at. It says so in one line."""
+    import fcntl
+
+    from dmm.agents.hook import BUILDING
+    from dmm.index import db
+
+    (store.ws.state_dir / db.DB_NAME).unlink()  # never built: a new clone
+    fd = os.open(store.ws.state_dir / db.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # what another dmm building the cache holds
+        start = hook(store.root, "session-start", {"session_id": "s9", "source": "startup"})
+        assert BASELINE in start
+        assert hook(store.root, "user-prompt-submit", prompt("s9")) == BUILDING
+    finally:
+        os.close(fd)
+    pack = hook(store.root, "user-prompt-submit", prompt("s9"))  # built now: a pack
+    assert PROJECT in pack and BASELINE not in pack

@@ -22,11 +22,14 @@ def test_a_client_that_waits_for_resources_gets_the_tools_before_the_sdk_loads(r
         prompts = client.request("prompts/list", {})
         assert client.wait([templates, prompts], BOUND_S)
         assert client.answers[prompts]["error"]["code"] == -32601
-        # what needs the SDK comes once it has loaded
+        # a tool call does not wait for the SDK either (its import took 1-4 s)
         call = client.request("tools/call", {"name": "memory_list", "arguments": {}})
-        client.open_gate()
-        assert client.wait([call], 120)
+        assert client.wait([call], BOUND_S), "the tool call waited for the SDK"
         assert "result" in client.answers[call] and not client.answers[call]["result"]["isError"]
+        # what needs the SDK comes once it has loaded
+        read = client.request("resources/read", {"uri": "dmm://boot"})
+        client.open_gate()
+        assert client.wait([read], 120) and "result" in client.answers[read]
 
 
 def _answers(argv, root, scratch) -> dict:
@@ -52,3 +55,77 @@ def test_the_front_answers_exactly_what_the_sdk_server_answers(repo, tmp_path):
     assert front.keys() == sdk.keys()
     for key in front:
         assert front[key] == sdk[key], key
+
+
+CALLS = [{"name": "memory_list", "arguments": {"limit": 2}},
+         {"name": "memory_show", "arguments": {"memory": "mem_2026_11_02_002"}},
+         {"name": "memory_show", "arguments": {"memory": "mem_2026_11_02_099"}},
+         {"name": "memory_list", "arguments": {"limit": "two"}},
+         {"name": "no_such_tool", "arguments": {}},
+         {"name": "memory_list"}]
+
+
+def _tool_answers(argv, root, scratch, gated: bool) -> list[dict]:
+    with StandInClient(argv, root, scratch, gated=gated) as client:
+        first = client.request("initialize", {"protocolVersion": "2025-06-18",
+                                              "capabilities": {},
+                                              "clientInfo": {"name": "t", "version": "1"}})
+        assert client.wait([first], 120)
+        client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ids = [client.request("tools/call", params) for params in CALLS]
+        assert client.wait(ids, 120), client.answers
+        answers = [client.answers[i] for i in ids]
+        if gated:
+            client.open_gate()
+    return answers
+
+
+def test_tool_calls_the_front_answers_are_the_sdk_servers_answers(repo, tmp_path):
+    """Before its SDK has loaded the front answers tool calls itself (held back here, so every
+    call is the front's): result for result, what the SDK's server answers."""
+    repo.add("project/gateway.md", "mem_2026_11_02_002", "Gateway upload size ceiling",
+             "The gateway refuses uploads over 25 MB.")
+    repo.add("project/retries.md", "mem_2026_11_02_003", "Retries with backoff")
+    assert repo.dmm("reindex").returncode == 0  # both read the same cache, built
+    front = _tool_answers(dmm_mcp(), repo.root, tmp_path / "front", gated=True)
+    sdk = _tool_answers(sdk_only(), repo.root, tmp_path / "sdk", gated=False)
+    for params, mine, theirs in zip(CALLS, front, sdk):
+        assert mine == theirs, params
+    assert not front[0]["result"]["isError"] and front[2]["result"]["isError"]
+
+
+def test_a_server_builds_its_cache_only_once_the_background_process_is_asked(repo, monkeypatch):
+    """`dmm mcp` built a new clone's cache (2,000 files) in its own process as it started,
+    while it imported its MCP SDK, which every tool call waits for: the first call came 1.1 s
+    later at load 9. The background process builds its work tree's cache; the server warms its
+    own only after asking it (then finds it fresh, or builds another work tree's)."""
+    import threading
+
+    from dmm.background import client
+    from dmm.index import db, watch
+    from dmm.semantic import model, service
+
+    monkeypatch.setattr(watch, "_enabled", False)
+    monkeypatch.setattr(service, "_delegated", False)
+    monkeypatch.setattr(model, "unavailable", lambda: None)
+    repo.add("project/gateway.md", "mem_2026_11_02_002", "Gateway upload size ceiling")
+    (repo.ws.state_dir / db.DB_NAME).unlink(missing_ok=True)
+    asked, answer = threading.Event(), threading.Event()
+
+    def hello(ws, request, **kw):
+        asked.set()
+        answer.wait(30)
+        return None, None
+
+    monkeypatch.setattr(client, "via_background", hello)
+    service.serve(repo.ws)
+    assert asked.wait(30) and service.delegated()
+    assert not [t for t in threading.enumerate() if t.name == "dmm-warm-cache"]
+    assert not db.ever_filled(repo.ws.state_dir)
+    answer.set()
+    wake = next((t for t in threading.enumerate() if t.name == "dmm-wake"), None)
+    if wake is not None:
+        wake.join(30)
+    for thread in [t for t in threading.enumerate() if t.name == "dmm-warm-cache"]:
+        thread.join(30)
+    assert db.ever_filled(repo.ws.state_dir)

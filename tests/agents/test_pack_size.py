@@ -151,3 +151,38 @@ def test_a_pack_costs_what_its_budget_says_in_cl100k(store):
     said = re.search(r"did not fit the ([\d,]+)-token budget", out)
     assert said and said.group(1) == "800", out  # agents.hook_budget, not 800 + the baseline
     assert "upload gateway of the shop" not in out  # the session has the baseline already
+
+
+def test_a_baseline_over_the_budget_is_said_plainly_with_the_texts_own_cost(store):
+    """Issue 36, item 5, when the baseline alone is over the budget (the first-minute
+    benchmark: 1,743 tokens for a budget of 1,200): the baseline is given whole, and the text
+    says plainly that it is over the budget, not only "0 of N matching" beside two figures;
+    the one figure it gives is the text's own cost."""
+    import re
+
+    from dmm.memory.tokens import count_tokens
+    from dmm.query.run import memory_pack
+
+    store.add("baseline/identity.md", "mem_2026_11_05_900", "This is the upload gateway",
+              " ".join(f"The gateway keeps rule {n} about uploads and their ceilings."
+                       for n in range(12)), scope="baseline", tags="[identity]")
+    git(store.root, "add", "-A")
+    git(store.root, "commit", "-qm", "a long baseline")
+    tokens = store.dmm("show", "mem_2026_11_05_900", "--json")
+    size = json.loads(tokens.stdout)["tokens"]
+    # over the budget by its own text, and over it only with the text around it
+    for budget in (size - 20, size + 5):
+        for kind in ("query", "baseline"):
+            pack = memory_pack(store.ws, "upload ceiling of the gateway", budget=budget,
+                               for_model=kind)
+            said = f"given whole, are over the {budget:,}-token budget"
+            assert said in pack.text, (budget, kind, pack.text)
+            # the session start's text holds the baseline alone: no "other memory" to speak of
+            assert ("no room is left for any other memory" in pack.text) == (kind == "query")
+            assert pack.text.count("over the") == 1  # one note, not build_pack's as well
+            assert pack.retrieved == [] and "upload gateway" in pack.text
+            cost = re.search(r"([\d,]+) tokens of the", pack.text).group(1)
+            assert int(cost.replace(",", "")) == count_tokens(pack.text) > budget
+    roomy = memory_pack(store.ws, "upload ceiling of the gateway", budget=size + 400,
+                        for_model="query")
+    assert "over the" not in roomy.text and roomy.retrieved

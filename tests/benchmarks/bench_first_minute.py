@@ -14,6 +14,11 @@ the size of the text the model receives in cl100k tokens when tiktoken is instal
 (RSS) of the processes the session leaves: `dmm mcp` and the repository's background process.
 
     python tests/benchmarks/bench_first_minute.py [--size 2000] [--python OTHER_PYTHON]
+        [--compare BEFORE_PYTHON --runs 3] [--quick]
+
+``--compare``: the same session with another install's dmm (main's, say), the two alternated
+run by run on the same machine (others' work changes the load from minute to minute), then
+each call's median. ``--quick``: no wait for the end of the first minute (no RSS at 60 s).
 
 Raw JSON-RPC over the process's pipes, as a client speaks it.
 """
@@ -103,6 +108,10 @@ class Mcp:
             self.proc.kill()
 
 
+# what Claude Code passes in every hook's JSON: the baseline, once delivered, is not repeated
+SESSION = {"session_id": "3f1c2a9e-first-minute"}
+
+
 def hook(dmm: list[str], root: Path, env: dict, event: str, payload: dict
          ) -> tuple[float, str]:
     began = time.perf_counter()
@@ -133,6 +142,11 @@ def tool_result(answer: dict) -> str:
                      f"baseline + {len(data.get('retrieved', []))} retrieved")
     if result.get("isError"):
         return f"TOOL ERROR: {text[:300]}"
+    if isinstance(data, dict) and data.get("note") and "memories" in data:
+        # memory_list read from the files during the first build: what it says of itself
+        return ", ".join([f"{len(data['memories'])} memories, total {data.get('total')}"
+                          + (" (partial)" if data.get("partial") else ""),
+                          tokens(text), data["note"][:160]])
     return ", ".join(extra + [said(text)])
 
 
@@ -165,7 +179,7 @@ def dmm_processes(root: Path) -> int:
     return found
 
 
-def session(dmm: list[str], size: int) -> None:
+def session(dmm: list[str], size: int, quick: bool = False) -> list[tuple[str, float, str]]:
     tmp = Path(tempfile.mkdtemp(prefix="first-minute-"))
     try:
         root, cache = tmp / "repo", tmp / "model-cache"
@@ -179,7 +193,7 @@ def session(dmm: list[str], size: int) -> None:
         mcp = Mcp(dmm, root, env)
         start_hook: dict = {}
         thread = threading.Thread(target=lambda: start_hook.update(
-            out=hook(dmm, root, env, "session-start", {"source": "startup"})))
+            out=hook(dmm, root, env, "session-start", {"source": "startup", **SESSION})))
         thread.start()
         took, answer = mcp.request("initialize", {
             "protocolVersion": "2025-06-18", "capabilities": {},
@@ -192,7 +206,7 @@ def session(dmm: list[str], size: int) -> None:
         thread.join()
         took, out = start_hook["out"]
         rows.append(("hook session-start", took, said(out)))
-        took, out = hook(dmm, root, env, "user-prompt-submit", {"prompt": TASKS[1]})
+        took, out = hook(dmm, root, env, "user-prompt-submit", {"prompt": TASKS[1], **SESSION})
         rows.append(("hook user-prompt-submit", took, said(out)))
         first_id = None
         for task in TASKS[:3]:
@@ -213,7 +227,7 @@ def session(dmm: list[str], size: int) -> None:
         memory = (f"RSS after the calls: dmm mcp {rss_mb(mcp.proc.pid)}, background process "
                   f"{rss_mb(daemon)}")
         # and at the end of the first minute, when the model is loaded wherever it loads
-        time.sleep(max(0.0, 60.0 - (time.perf_counter() - started)))
+        time.sleep(0.0 if quick else max(0.0, 60.0 - (time.perf_counter() - started)))
         daemon = daemon_pid(root)
         memory += (f"; at 60 s: dmm mcp {rss_mb(mcp.proc.pid)}, background process "
                    f"{rss_mb(daemon)}, {dmm_processes(root)} dmm processes for the "
@@ -225,6 +239,7 @@ def session(dmm: list[str], size: int) -> None:
             flag = "  SLOW" if took > 1.0 else ""
             print(f"  {name:<48} {took * 1000:7.0f} ms{flag}  {what}")
         print(f"  whole session start: {whole:.1f} s; {memory}", flush=True)
+        return rows
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -234,8 +249,26 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=2000)
     ap.add_argument("--python", default=sys.executable,
                     help="the python of the dmm install to measure (default: this one)")
+    ap.add_argument("--compare", metavar="BEFORE_PYTHON",
+                    help="alternate with the dmm of this install and print both medians")
+    ap.add_argument("--runs", type=int, default=3, help="runs of each with --compare")
+    ap.add_argument("--quick", action="store_true", help="no wait for the first minute's end")
     args = ap.parse_args()
-    session(dmm_of(args.python), args.size)
+    if not args.compare:
+        session(dmm_of(args.python), args.size, args.quick)
+        return
+    import statistics
+
+    runs: dict[str, list] = {"before": [], "after": []}
+    for _ in range(args.runs):
+        for name, python in (("before", args.compare), ("after", args.python)):
+            print(f"-- {name} ({python})")
+            runs[name].append(session(dmm_of(python), args.size, args.quick))
+    print(f"medians of {args.runs} runs each, alternated; {load()}")
+    for i, (step, _, _) in enumerate(runs["after"][0]):
+        median = {n: statistics.median(r[i][1] for r in runs[n]) * 1000 for n in runs}
+        print(f"  {step[:48]:<48} before {median['before']:6.0f} ms   after "
+              f"{median['after']:6.0f} ms")
 
 
 if __name__ == "__main__":

@@ -139,3 +139,112 @@ def test_a_hooks_impatience_stays_in_its_own_thread():
     with db.impatient():
         assert db.is_impatient()
     assert not db.is_impatient()
+
+
+def test_a_query_in_a_long_lived_process_never_waits_for_its_own_first_build(fresh, monkeypatch):
+    """In the background process the first build runs in its warm-up thread, which holds the
+    watch's lock while it reads every file: a query's thread waited on that lock for the whole
+    build (8 s at load 8, the first-minute benchmark) instead of answering the baseline."""
+    from dmm.index import watch
+
+    monkeypatch.setattr(watch, "_enabled", True)
+    monkeypatch.setattr(watch, "_watches", {})
+    watching = watch.for_dir(fresh.ws.memory_dir)
+    db.connect(fresh.ws.state_dir).close()  # the builder made the file; it fills it now
+    assert not db.ever_filled(fresh.ws.state_dir)
+    try:
+        with _another_dmm_building(fresh.ws), watching.lock:  # the warm-up thread, building
+            pack = _pack_within(fresh.ws, "gateway upload size ceiling")
+            assert pack is not None, "the query waited for the process's own first build"
+            assert [e.memory.id for e in pack.baseline] == ["mem_2026_11_02_001"]
+            assert FIRST_BUILD_NOTE in pack.notes
+        pack = memory_pack(fresh.ws, "gateway upload size ceiling")  # built: a real pack
+        assert [e.memory.id for e in pack.retrieved] == ["mem_2026_11_02_002"]
+    finally:
+        watching.close()
+
+
+@pytest.fixture
+def many(fresh):
+    for n in range(30):
+        fresh.add(f"project/rules/rule_{n:02d}.md", f"mem_2026_11_03_{n:03d}",
+                  f"Rule {n} of the gateway", f"Rule {n} body.",
+                  tags="[odd]" if n % 2 else "[even]")
+    return fresh
+
+
+def test_memory_list_during_the_first_build_reads_the_files_and_says_so(many):
+    """memory_list waited for the whole first build (2 s on an idle machine at 2,000
+    memories): it reads the memory files instead, and says where its list comes from."""
+    from dmm.agents import mcp_calls
+
+    with _another_dmm_building(many.ws):
+        page = _within(lambda: mcp_calls.listing(many.ws, limit=5))
+        assert page is not None, "memory_list waited for the other dmm's first build"
+        assert "being built for the first time" in page["note"]
+        assert "partial" not in page  # 32 files: every one read
+        assert page["total"] == 32
+        assert [m["path"] for m in page["memories"]] == [
+            "baseline/style.md", "project/gateway.md", "project/rules/rule_00.md",
+            "project/rules/rule_01.md", "project/rules/rule_02.md"]
+        tagged = _within(lambda: calls.listing(many.ws, tag="odd", sort="title",
+                                               reverse=True, limit=100))
+        assert tagged["total"] == 15 and tagged["memories"][0]["title"] == "Rule 9 of the gateway"
+        assert not db.ever_filled(many.ws.state_dir)
+    built = mcp_calls.listing(many.ws, limit=5)  # the index, once built: the same list
+    assert "note" not in built and built["total"] == 32
+    assert [m["path"] for m in built["memories"]] == [m["path"] for m in page["memories"]]
+
+
+def test_a_list_that_cannot_read_every_file_in_time_is_partial_and_continues(many, monkeypatch):
+    from dmm.agents import mcp_calls, unindexed
+
+    clock = iter(range(0, 10_000))  # each look at the clock: 50 ms later
+    monkeypatch.setattr(unindexed, "_clock", lambda: next(clock) * 0.05)
+    monkeypatch.setattr(unindexed, "READ_S", 0.3)  # 6 looks: 5 files read
+    with _another_dmm_building(many.ws):
+        page = _within(lambda: mcp_calls.listing(many.ws, limit=3))
+        assert [m["path"] for m in page["memories"]] == [
+            "baseline/style.md", "project/gateway.md", "project/rules/rule_00.md"]
+        assert page["next_cursor"] == "o3"  # in path order: the first page of the whole list
+        by_title = _within(lambda: calls.listing(many.ws, sort="title", limit=3))
+        assert by_title["partial"] is True and "of 32 read so far" in by_title["note"]
+        assert by_title["total"] < 32
+
+
+def test_memory_show_of_any_memory_during_the_first_build_reads_its_file(many):
+    """Not only a baseline memory: by path one file, by id a look through the files (it
+    waited for the whole build)."""
+    from dmm.errors import NotFoundError
+
+    with _another_dmm_building(many.ws):
+        by_id = _within(lambda: calls.show(many.ws, "mem_2026_11_03_017"))
+        assert by_id is not None and by_id["title"] == "Rule 17 of the gateway"
+        by_path = _within(lambda: calls.show(many.ws, "project/rules/rule_04.md"))
+        assert by_path["memory_id"] == "mem_2026_11_03_004" and "Rule 4 body." in \
+            by_path["content"]
+        with pytest.raises(NotFoundError):
+            calls.show(many.ws, "mem_2026_11_03_099")
+        with pytest.raises(NotFoundError):
+            calls.show(many.ws, "project/rules/nothing.md")
+        assert not db.ever_filled(many.ws.state_dir)
+
+
+def test_a_list_meeting_a_locked_cache_says_so_not_a_first_build(many, monkeypatch):
+    """A cache locked past the wait (a reindex, or a first build whose transaction locks the
+    file) is not known to be a first build: the list says what it knows."""
+    import sqlite3
+
+    ws = many.ws
+    memory_pack(ws, "gateway")  # built
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_S", 0.2)
+    many.add("project/more.md", "mem_2026_11_02_003", "Gateway download ceiling")
+    holder = sqlite3.connect(ws.state_dir / db.DB_NAME, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        page = _within(lambda: calls.listing(ws, limit=5))
+        assert page["note"].startswith("another dmm holds the memory index")
+        assert page["total"] == 33
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

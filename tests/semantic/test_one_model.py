@@ -51,6 +51,10 @@ def test_dmm_mcp_asks_the_background_process_and_loads_no_model(repo, stop_daemo
     _store(repo)
     git(repo.root, "add", "-A")
     git(repo.root, "commit", "-qm", "store")
+    # built: a call made while the background process builds it first answers the baseline
+    # at once, saying so (tests/query/test_first_build.py), and the front answers the first
+    # call before the SDK has loaded
+    assert repo.dmm("reindex").returncode == 0
     stop_daemons.append(repo.root)
     server = Mcp(repo.root)
     try:
@@ -67,3 +71,27 @@ def test_dmm_mcp_asks_the_background_process_and_loads_no_model(repo, stop_daemo
         assert "onnxruntime" not in _maps(server.proc.pid)  # and not in the server
     finally:
         server.close()
+
+
+def test_dmm_serve_asks_the_background_process_and_loads_no_model(repo, stop_daemons):
+    """Issue 36, item 6, for the HTTP server too: `dmm serve` asks the repository's background
+    process rather than loading a copy of the model of its own."""
+    from tests.agents.server import Server
+
+    _store(repo)
+    git(repo.root, "add", "-A")
+    git(repo.root, "commit", "-qm", "store")
+    stop_daemons.append(repo.root)
+    server = Server(repo.root)
+    try:
+        status, pack = server.post("/query", {"query": TASK})
+        assert status == 200, pack
+        assert pack["stats"]["ranking"] == "words+meaning", pack
+        assert pack["retrieved"][0]["path"] == "project/m1.md"
+        daemon = daemon_pid(repo.root)
+        assert daemon is not None and daemon != server.proc.pid
+        assert "onnxruntime" in _maps(daemon)
+        assert "onnxruntime" not in _maps(server.proc.pid)
+    finally:
+        server.proc.terminate()
+        server.proc.wait(30)
