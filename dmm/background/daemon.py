@@ -65,9 +65,13 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address) -> None:
+        # a request being answered is not idleness, however long it takes (one waiting for
+        # the model to load was once stopped half way, and its client got no answer)
+        self.daemon.busy(+1)  # type: ignore[attr-defined]
         try:
             super().process_request_thread(request, client_address)
         finally:
+            self.daemon.busy(-1)  # type: ignore[attr-defined]
             self.slots.release()
 
 
@@ -83,6 +87,8 @@ class Daemon:
         self.server: _Server | None = None
         self.inode: int | None = None
         self.stopping = threading.Event()
+        self.serving = 0  # requests being answered now
+        self._serving_lock = threading.Lock()
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -114,6 +120,9 @@ class Daemon:
         # after the session's first hook started this process); the model loads meanwhile
         threading.Thread(target=self._warm, args=(self.ws,), daemon=True,
                          name="dmm-warm").start()
+        # idle from now: getting here (numpy, the model's session) can take longer than a
+        # short idle limit on a loaded machine, and a client's first request is waiting
+        self.last_request = time.monotonic()
         watcher = threading.Thread(target=self._watch, daemon=True, name="dmm-semantic-watch")
         watcher.start()
         try:
@@ -148,12 +157,19 @@ class Daemon:
         # DMM_SEMANTIC_IDLE_S: seconds instead of the setting's minutes (the life-cycle tests)
         idle_s = float(os.environ.get("DMM_SEMANTIC_IDLE_S")
                        or 60.0 * float(self._config()["idle_minutes"]))
+        tick = time.monotonic()
         while not self.stopping.wait(CHECK_EVERY_S):
+            # woken late: a thread held the interpreter (the model's session is made in one
+            # call of seconds on a loaded machine), and a request may be waiting to be read
+            # as long: not idle, whatever the clock says (it was once stopped so, unanswered)
+            now = time.monotonic()
+            stalled, tick = now - tick > 2 * CHECK_EVERY_S, now
             try:
                 same = os.stat(self.state_dir / client.SOCKET).st_ino == self.inode
             except OSError:
                 same = False
-            if not same or time.monotonic() - self.last_request > idle_s:
+            idle = not self.serving and now - self.last_request > idle_s
+            if not same or (idle and not stalled):
                 self.stop()
 
     def _config(self) -> dict:
@@ -190,6 +206,13 @@ class Daemon:
         # then the scans of [scan] (conflicts/schedule.py), when no request is being served
         Schedule(ws.root, self.stopping,
                  idle=lambda: time.monotonic() - self.last_request).start()
+
+    def busy(self, change: int) -> None:
+        """One more (+1) or one fewer (-1) request being answered; idle counts from the
+        end of the last one."""
+        with self._serving_lock:
+            self.serving += change
+            self.last_request = time.monotonic()
 
     def stop(self) -> None:
         if not self.stopping.is_set():
