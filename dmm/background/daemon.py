@@ -235,6 +235,9 @@ class Daemon:
             if ws is None:
                 return {"ok": False, "why": "not a work tree of the repository this background "
                                             "process serves"}
+            if request.get("quick") and not self._quick_allowed(ws):
+                return {"ok": False, "why": "the work tree's settings keep its queries out of "
+                                            "the background process"}
             from dmm.semantic import model
 
             words = not request.get("semantic", True) or not ws.config["semantic"]["enabled"]
@@ -253,6 +256,19 @@ class Daemon:
                                            "exit_code": int(exc.exit_code)}}
         except Exception as exc:  # noqa: BLE001 - the client answers by itself instead
             return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
+
+    @staticmethod
+    def _quick_allowed(ws) -> bool:
+        """What the command line checks before it asks, for a client that asked without
+        loading the settings or the store (background/quick.py): the work tree's settings
+        send its queries here, and its store is one dmm reads (an unsafe one raises: the
+        client then runs the command line, which says what is wrong)."""
+        from dmm.errors import NotInitializedError
+
+        ws.check_layout()
+        if not ws.memory_dir.is_dir():
+            raise NotInitializedError(f"no dmm memory store in {ws.root}")
+        return bool(ws.config["semantic"]["background"])
 
     def _answer(self, ws, op, request: dict) -> dict:
         """The answer to ``op`` about the work tree ``ws``."""
@@ -324,14 +340,15 @@ class Daemon:
         return {"ok": True, "out": out, "notes": pack.notes}
 
     def _hook(self, ws, r: dict) -> dict:
-        from dmm.agents.hook import context_for
+        from dmm.agents.hook import answer_in_process
         from dmm.semantic import service
 
         token = service.WAIT.set(float(r.get("wait", 2.0)))
         try:
             payload = r.get("payload")
-            return {"ok": True, "out": context_for(ws, str(r["event"]),
-                                                   payload if isinstance(payload, dict) else {})}
+            # final: the client prints it as it is (background/quick.py)
+            return {"ok": True, "out": answer_in_process(
+                ws, str(r["event"]), payload if isinstance(payload, dict) else {})}
         finally:
             service.WAIT.reset(token)
 

@@ -59,15 +59,12 @@ def setup_cmd(ctx, agent, as_json) -> int:
 
 
 def _deadline() -> float:
-    """The hook's deadline in seconds (DMM_HOOK_DEADLINE_MS; 0: none)."""
-    import os
+    """The seconds left of the hook's deadline (DMM_HOOK_DEADLINE_MS; 0: none): what the
+    short way (background/quick.py) spent before it handed the call on is gone."""
+    from dmm.background import quick
 
-    from dmm.agents.hook import DEADLINE_S
-
-    try:
-        return float(os.environ.get("DMM_HOOK_DEADLINE_MS", "")) / 1000
-    except ValueError:
-        return DEADLINE_S
+    seconds = quick.deadline()
+    return max(0.01, seconds - quick.elapsed()) if seconds > 0 else seconds
 
 
 def _watchdog(fallback: list):
@@ -79,14 +76,16 @@ def _watchdog(fallback: list):
     import os
     import threading
 
+    from dmm.background import quick
+
     printing = threading.Lock()
-    seconds = _deadline()
+    seconds, whole = _deadline(), quick.deadline()
     if seconds <= 0:
         return printing
 
     def give_up() -> None:
         if printing.acquire(blocking=False):
-            line = f"(dmm: no memory pack this time: not ready within {seconds:.1f} s)\n"
+            line = f"(dmm: no memory pack this time: not ready within {whole:.1f} s)\n"
             try:
                 text = fallback[0].late(line) if fallback else line
             except Exception:  # noqa: BLE001 - the line, whatever went wrong
