@@ -62,6 +62,10 @@ class Unavailable(Exception):
     """The background process cannot answer; the message says why (for a note)."""
 
 
+class TimedOut(Unavailable):
+    """The background process runs but did not answer within the wait."""
+
+
 def socket_path(state_dir: Path) -> Path:
     return state_dir / SOCKET
 
@@ -174,7 +178,7 @@ def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True
                                   f"{state_dir / LOG})")
             answer = _exchange(sock, line)
         except (TimeoutError, socket.timeout):
-            raise Unavailable("the background process did not answer in time") from None
+            raise TimedOut("the background process did not answer in time") from None
         except OSError as exc:
             raise Unavailable(f"cannot reach the background process: {exc}") from None
         if answer.get("stale") and attempt == 0:

@@ -88,6 +88,9 @@ class Daemon:
         self.inode: int | None = None
         self.stopping = threading.Event()
         self.serving = 0  # requests being answered now
+        # set once the cache has been checked against the files and the ranking is in memory;
+        # until then a hook is answered from the cache as it is (query/run.py: AS_IT_IS)
+        self.warmed = threading.Event()
         self._serving_lock = threading.Lock()
 
     # -- life cycle -------------------------------------------------------------------------
@@ -196,13 +199,15 @@ class Daemon:
         from dmm.query.run import warm
 
         try:
-            warm(ws)
             # the text a hook answers when it has no pack in time, kept in the state folder:
             # a cold hook then reads it at once rather than parse every baseline file
             baseline_from_files(ws)
+            warm(ws)
         except Exception as exc:  # noqa: BLE001 - the first query reads what it needs
             print(f"dmm: warming the cache failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr, flush=True)
+        finally:
+            self.warmed.set()
         # then the scans of [scan] (conflicts/schedule.py), when no request is being served
         Schedule(ws.root, self.stopping,
                  idle=lambda: time.monotonic() - self.last_request).start()
@@ -247,8 +252,11 @@ class Daemon:
                 self.stop()
                 return {"ok": False, "stale": True}
             token = service.WORDS.set(words)  # ranked by words alone, with postings resident
+            from dmm.query import resident
+
             try:
-                return self._answer(ws, op, request)
+                with resident.answering():  # the postings' background reading steps aside
+                    return self._answer(ws, op, request)
             finally:
                 service.WORDS.reset(token)
         except DmmError as exc:
@@ -341,15 +349,20 @@ class Daemon:
 
     def _hook(self, ws, r: dict) -> dict:
         from dmm.agents.hook import answer_in_process
+        from dmm.query.run import AS_IT_IS
         from dmm.semantic import service
 
         token = service.WAIT.set(float(r.get("wait", 2.0)))
+        # still warming (seconds at 50,000 memories): the cache as it is, ranked by words,
+        # within the hook's deadline, rather than a pack after it (for this work tree only)
+        as_it_is = AS_IT_IS.set(not self.warmed.is_set() and ws.root == self.root)
         try:
             payload = r.get("payload")
             # final: the client prints it as it is (background/quick.py)
             return {"ok": True, "out": answer_in_process(
                 ws, str(r["event"]), payload if isinstance(payload, dict) else {})}
         finally:
+            AS_IT_IS.reset(as_it_is)
             service.WAIT.reset(token)
 
 

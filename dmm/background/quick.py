@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 _began: list[float] = []  # when ``answer`` began in this process: the hook's deadline counts
+_timed_out: list[bool] = []  # the process was asked here and did not answer in time
 DEADLINE_S = 0.9  # a hook answers within this, whatever holds the cache (DMM_HOOK_DEADLINE_MS)
 DEADLINE_ENV = "DMM_HOOK_DEADLINE_MS"
 EVENTS = ("session-start", "user-prompt-submit")
@@ -41,6 +42,12 @@ def elapsed() -> float:
     """Seconds the short way spent in this process before it handed the call on (0 when it
     was not tried: a test calling the command line in its own process)."""
     return time.monotonic() - _began[0] if _began else 0.0
+
+
+def timed_out() -> bool:
+    """Whether the short way asked the running process and it did not answer in time (the
+    command line then answers without asking it again: the deadline is half gone)."""
+    return bool(_timed_out)
 
 
 def answer(argv: list[str]) -> bool:
@@ -79,6 +86,9 @@ def _ask(start: Path, request: dict, answer_wait: float) -> dict | None:
         got = client.ask(root, state_dir, dict(request, quick=True, **extra),
                          start_if_absent=False, start_wait=answer_wait,
                          answer_wait=answer_wait)
+    except client.TimedOut:
+        _timed_out[:] = [True]
+        return None
     except client.Unavailable:
         return None
     return got if got.get("ok") and isinstance(got.get("out"), str) else None

@@ -138,9 +138,11 @@ def hook_cmd(ctx, event) -> int:
         seconds = _deadline() or 60.0
         fallback.append(Fallback(ws, event, payload,
                                  after=0.0 if event == "session-start" else seconds / 3))
-        answer, _note = via_background(
+        from dmm.background import quick
+
+        answer = None if quick.timed_out() else via_background(
             ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
-            start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)
+            start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)[0]
         text = answer["out"] if answer is not None else by_itself(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

@@ -189,3 +189,24 @@ def test_a_process_started_without_the_model_is_replaced_when_meaning_is_asked(s
     assert _gone(old)
     new = _wait_for(lambda: _pid(store.root))
     assert new is not None and new != old
+
+
+def test_a_hook_of_a_process_still_warming_is_ranked_from_the_cache_as_it_is(store):
+    """While the process checks the files and loads its ranking (seconds at 50,000 memories),
+    a hook is answered from the cache as the last command left it, by words in SQL, saying
+    so; a pack made afterwards sees the files as they are."""
+    from dmm.query.run import AS_IT_IS, UNCHECKED_WARNING, memory_pack
+
+    (store.root / ".dmm/memory/project/uploads.md").write_text(
+        (store.root / ".dmm/memory/project/uploads.md").read_text().replace(
+            "50,000,000 bytes", "80,000,000 bytes"))
+    token = AS_IT_IS.set(True)
+    try:
+        pack = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    finally:
+        AS_IT_IS.reset(token)
+    assert pack.retrieved and pack.retrieved[0].memory.title == PROJECT
+    assert "50,000,000" in pack.text and "80,000,000" not in pack.text  # not walked
+    assert UNCHECKED_WARNING in pack.warnings and UNCHECKED_WARNING in pack.text
+    checked = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    assert "80,000,000" in checked.text and UNCHECKED_WARNING not in checked.warnings
