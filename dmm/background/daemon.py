@@ -203,6 +203,9 @@ class Daemon:
             # a cold hook then reads it at once rather than parse every baseline file
             baseline_from_files(ws)
             warm(ws)
+            from dmm.query.text import prepare
+
+            prepare()  # the templates compiled before the first request needs them
         except Exception as exc:  # noqa: BLE001 - the first query reads what it needs
             print(f"dmm: warming the cache failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr, flush=True)
