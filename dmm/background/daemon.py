@@ -117,10 +117,9 @@ class Daemon:
         self.inode = os.stat(client.SOCKET).st_ino
         self.server.daemon = self  # type: ignore[attr-defined]
         service.enable()
-        if self._meaning(self.ws):
-            service.start_sync(self.ws)
-        # the words' postings too, before the first query (which is a prompt, typed seconds
-        # after the session's first hook started this process); the model loads meanwhile
+        # the cache and the words' postings first, then the model (_warm): a prompt typed
+        # seconds after the session's first hook started this process is answered by words
+        # while the model loads, and loading both at once left the process answering nothing
         threading.Thread(target=self._warm, args=(self.ws,), daemon=True,
                          name="dmm-warm").start()
         # idle from now: getting here (numpy, the model's session) can take longer than a
@@ -206,6 +205,10 @@ class Daemon:
             from dmm.query.text import prepare
 
             prepare()  # the templates compiled before the first request needs them
+            if self._meaning(ws):
+                from dmm.semantic import service
+
+                service.start_sync(ws)
         except Exception as exc:  # noqa: BLE001 - the first query reads what it needs
             print(f"dmm: warming the cache failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr, flush=True)
@@ -355,10 +358,13 @@ class Daemon:
         from dmm.query.run import AS_IT_IS
         from dmm.semantic import service
 
-        token = service.WAIT.set(float(r.get("wait", 2.0)))
+        wait = float(r.get("wait", 2.0))
+        token = service.WAIT.set(wait)
         # still warming (seconds at 50,000 memories): the cache as it is, ranked by words,
-        # within the hook's deadline, rather than a pack after it (for this work tree only)
-        as_it_is = AS_IT_IS.set(not self.warmed.is_set() and ws.root == self.root)
+        # within the hook's deadline (its client waits twice ``wait``), rather than a pack
+        # after it (for this work tree only)
+        as_it_is = AS_IT_IS.set(time.monotonic() + 2 * wait if not self.warmed.is_set()
+                                and ws.root == self.root else None)
         try:
             payload = r.get("payload")
             # final: the client prints it as it is (background/quick.py)

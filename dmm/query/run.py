@@ -29,9 +29,12 @@ HELD_NOTE = ("another dmm holds the memory index (a first build or a reindex wri
              "only the baseline memories, read from their files; ask again in a moment")
 # A long-lived process that is still warming (its first check of the files, its ranking in
 # memory: seconds at 50,000 memories) answers an impatient request (a hook) from the cache as
-# it is, ranked by words in SQL, rather than make it wait past its deadline for nothing
+# it is, ranked by words in SQL, rather than make it wait past its deadline for nothing; the
+# value is the time (time.monotonic) past which the answer is of no use: its SQL stops then,
+# leaving the machine to the warm-up and the next prompt (a hook's client has gone by then)
 UNCHECKED = "unchecked"
-AS_IT_IS: contextvars.ContextVar[bool] = contextvars.ContextVar("as_it_is", default=False)
+AS_IT_IS: contextvars.ContextVar[float | None] = contextvars.ContextVar("as_it_is",
+                                                                        default=None)
 UNCHECKED_WARNING = ("the background process is starting: this pack is from the memory index "
                      "as the last dmm command left it, not yet checked against the files")
 
@@ -44,8 +47,11 @@ def open_cache(ws: Workspace) -> tuple[sqlite3.Connection, str | None]:
     more than FIRST_BUILD_WAIT_S for it."""
     from dmm.index.refresh import baseline_only
 
-    if AS_IT_IS.get() and db.usable(ws.state_dir) and db.filled_state(ws.state_dir):
-        return db.connect(ws.state_dir), UNCHECKED
+    until = AS_IT_IS.get()
+    if until is not None and db.usable(ws.state_dir) and db.filled_state(ws.state_dir):
+        conn = db.connect(ws.state_dir)
+        conn.set_progress_handler(lambda: time.monotonic() > until, 100)
+        return conn, UNCHECKED
     # a hook (impatient) has less than a second in all: it does not wait at all
     deadline = time.monotonic() + (0.0 if db.is_impatient() else FIRST_BUILD_WAIT_S)
     # filled: False for a first build, None while the file is locked (a first build whose
@@ -156,6 +162,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
 
         if how in (FIRST_BUILD, HELD):  # nothing to rank but the baseline, nothing to keep
             index, note = None, FIRST_BUILD_NOTE if how == FIRST_BUILD else HELD_NOTE
+        elif how == UNCHECKED:  # by words: the process loads the model once it is warm
+            index, note = None, next(iter(notes), None)
         else:
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)

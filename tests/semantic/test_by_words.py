@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 
@@ -200,7 +201,7 @@ def test_a_hook_of_a_process_still_warming_is_ranked_from_the_cache_as_it_is(sto
     (store.root / ".dmm/memory/project/uploads.md").write_text(
         (store.root / ".dmm/memory/project/uploads.md").read_text().replace(
             "50,000,000 bytes", "80,000,000 bytes"))
-    token = AS_IT_IS.set(True)
+    token = AS_IT_IS.set(time.monotonic() + 60)
     try:
         pack = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
     finally:
@@ -210,3 +211,10 @@ def test_a_hook_of_a_process_still_warming_is_ranked_from_the_cache_as_it_is(sto
     assert UNCHECKED_WARNING in pack.warnings and UNCHECKED_WARNING in pack.text
     checked = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
     assert "80,000,000" in checked.text and UNCHECKED_WARNING not in checked.warnings
+    # past its time, its SQL stops: the hook's client has gone, the warm-up goes on
+    token = AS_IT_IS.set(time.monotonic() - 1)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+            memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    finally:
+        AS_IT_IS.reset(token)
