@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import json
 
-from dmm.background.quick import DEADLINE_S  # noqa: F401 - a hook answers within it
+from dmm.background.quick import DEADLINE_S, EVENTS  # noqa: F401 - the hooks, their deadline
 from dmm.workspace import Workspace
-
-EVENTS = ("session-start", "user-prompt-submit")
 
 
 NO_PACK = "(dmm: no memory pack this time: "  # how every line that carries no pack starts

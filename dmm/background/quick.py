@@ -4,7 +4,7 @@ running background process without importing click or anything above the index.
 
 `dmm` starts here (dmm/__main__.py). On a loaded two-core machine importing the command line
 (click and dmm.cli) costs 150-300 ms, more than the whole answer of a warm background process
-(20-80 ms at 50,000 memories): a hook that pays it on every prompt misses its 250 ms. So when
+(60-110 ms at 50,000 memories): a hook that pays it on every prompt misses its 250 ms. So when
 the call is one of these forms and the process is running (its socket is there), this module
 asks it and prints its answer, escaped as the command line escapes it (dmm/controls.py);
 anything else, and any answer that is not a plain success (no process yet, another build, an
