@@ -14,6 +14,8 @@ from pathlib import Path
 
 from dmm import config as config_mod
 from dmm.errors import InvalidInputError, NotInitializedError, UnsafeStoreError
+from dmm.gitdirs import LANDING_JOURNAL, STATE_DIR, known_git_dirs  # noqa: F401 - also here
+from dmm.gitdirs import work_tree_root as _work_tree_root
 
 DMM_DIR = ".dmm"
 # The entries of .dmm/ that dmm reads or writes, and what each must be. What a repository
@@ -28,9 +30,8 @@ LAYOUT = ((DMM_DIR, stat.S_ISDIR), (f"{DMM_DIR}/memory", stat.S_ISDIR),
 # <git-common-dir>/dmm/ for what all work trees of a clone share (docs/guarantees.md, "Where
 # dmm keeps its state"). Older versions kept it in .dmm/index/, which a commit can deliver: it
 # is never read again (dmm.state migrates an untracked usage log and vector cache once).
-STATE_DIR = "dmm"
+# STATE_DIR, the name of that folder, is dmm.gitdirs's (the hook's short path reads it there).
 OLD_INDEX_DIR = f"{DMM_DIR}/index"
-LANDING_JOURNAL = "dmm-landing.json"  # in the git folder while dmm.landing moves a branch
 
 
 @dataclass(frozen=True)
@@ -170,54 +171,12 @@ def _link_target(path: Path) -> str:
 
 def git_dirs(root: Path) -> tuple[Path, Path]:
     """(git folder, common git folder) of the work tree at ``root``, read as git reads them
-    and without starting git: a .git folder is both; a .git file (linked work trees,
-    submodules) names the git folder (``gitdir: PATH``), whose ``commondir`` file, if any,
-    names the common one. Git decides when GIT_DIR or GIT_WORK_TREE redirect it, or when
-    .git is neither."""
-    if "GIT_DIR" not in os.environ and "GIT_WORK_TREE" not in os.environ:
-        dot_git = root / ".git"
-        if dot_git.is_dir():
-            return dot_git, dot_git
-        found = _linked_git_dir(dot_git)
-        if found is not None:
-            return found, _common_dir(found)
+    and without starting git where it can be (dmm/gitdirs.py); git decides when GIT_DIR or
+    GIT_WORK_TREE redirect it, or when .git is neither a folder nor a link file."""
+    found = known_git_dirs(root)
+    if found is not None:
+        return found
     from dmm import gitrepo
 
     _, git_dir, common = gitrepo.locate(root)
     return git_dir, common
-
-
-def _first_line(path: Path) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.readline(4096).rstrip("\r\n")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _linked_git_dir(dot_git: Path) -> Path | None:
-    line = _first_line(dot_git) if dot_git.is_file() else None
-    if not line or not line.startswith("gitdir: "):
-        return None
-    folder = (dot_git.parent / line[len("gitdir: "):]).resolve()  # relative: from .git's folder
-    return folder if folder.is_dir() else None
-
-
-def _common_dir(git_dir: Path) -> Path:
-    line = _first_line(git_dir / "commondir")
-    # relative to the git folder, as git reads it
-    return (git_dir / line).resolve() if line else git_dir
-
-
-def _work_tree_root(start: Path) -> Path | None:
-    """The nearest folder holding .git (a folder, or a file in worktrees and submodules).
-
-    Saves starting a git process on every command. Returns None when git must decide: when
-    GIT_DIR or GIT_WORK_TREE redirect it, or when no .git is found (git then says why).
-    """
-    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
-        return None
-    for folder in (start, *start.parents):
-        if os.path.exists(os.path.join(folder, ".git")):
-            return folder
-    return None

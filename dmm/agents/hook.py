@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import json
 
+from dmm.background.quick import DEADLINE_S, EVENTS  # noqa: F401 - the hooks, their deadline
 from dmm.workspace import Workspace
-
-EVENTS = ("session-start", "user-prompt-submit")
 
 
 NO_PACK = "(dmm: no memory pack this time: "  # how every line that carries no pack starts
@@ -23,7 +22,6 @@ BUSY = (NO_PACK + "another dmm holds the cache (a reindex or a scan); the next p
         "one)\n")
 BUILDING = (NO_PACK + "the memory index is being built for the first time; the next prompt "
             "gets one)\n")
-DEADLINE_S = 0.9  # a hook answers within this, whatever holds the cache (DMM_HOOK_DEADLINE_MS)
 STARTING = (NO_PACK + "the background process that keeps this large store's index in memory "
             "is getting ready; the next prompt gets one)\n")
 
@@ -39,6 +37,14 @@ def by_itself(ws: Workspace, event: str, payload: dict) -> str:
     if ws.config["semantic"]["background"] and client.large(ws):
         return STARTING
     return context_for(ws, event, payload)
+
+
+def answer_in_process(ws: Workspace, event: str, payload: dict) -> str:
+    """A hook's final answer as the background process gives it: the pack's text, or the
+    baseline read from its files when no pack could be made and the session is owed it, the
+    session's record of it kept (``Fallback.settle``); a client prints it as it is
+    (dmm/background/quick.py)."""
+    return Fallback(ws, event, payload, after=None).settle(context_for(ws, event, payload))
 
 
 def context_for(ws: Workspace, event: str, payload: dict) -> str:
@@ -201,7 +207,8 @@ class Fallback:
     started ``after`` seconds (most hooks answer before and never pay for it), and
     ``settle`` records which session received the baseline."""
 
-    def __init__(self, ws: Workspace, event: str, payload: dict, after: float) -> None:
+    def __init__(self, ws: Workspace, event: str, payload: dict,
+                 after: float | None) -> None:
         import threading
 
         from dmm.agents import sessions
@@ -218,9 +225,9 @@ class Fallback:
         self.in_pack = event == "user-prompt-submit" and baseline_owed(ws, payload)
         self.text: str | None = None
         self.lock = threading.Lock()
-        self.timer = threading.Timer(after, self.prepare)
-        self.timer.daemon = True
-        if self.owed:
+        self.timer = None if after is None else threading.Timer(after, self.prepare)
+        if self.owed and self.timer is not None:  # None: read only when the pack fails
+            self.timer.daemon = True
             self.timer.start()
 
     def prepare(self) -> str:
@@ -242,7 +249,8 @@ class Fallback:
         carries no pack, when owed; records the session's baseline as delivered."""
         from dmm.agents import sessions
 
-        self.timer.cancel()
+        if self.timer is not None:
+            self.timer.cancel()
         failed = text.startswith(NO_PACK)
         if failed and self.owed:
             return self._deliver(text, self.prepare())

@@ -46,15 +46,16 @@ def build_id() -> str:
     """What must match between a client and the process it asks: dmm's version and the
     content of the files that speak between them (an upgrade or a reinstall changes them; two
     copies of one build, such as a source tree and its installed wheel, agree)."""
-    import hashlib
+    import zlib  # not hashlib: loading OpenSSL costs a hook 10-40 ms; this tells builds apart
 
     import dmm
 
     here = Path(__file__).resolve()
-    digest = hashlib.sha1()
+    digest, size = 0, 0
     for path in (Path(dmm.__file__), here, here.with_name("daemon.py")):
-        digest.update(path.read_bytes())
-    return f"{dmm.__version__}:{digest.hexdigest()[:16]}:{os.environ.get('DMM_BUILD_TAG', '')}"
+        data = path.read_bytes()
+        digest, size = zlib.crc32(data, digest), size + len(data)
+    return f"{dmm.__version__}:{digest:08x}{size:x}:{os.environ.get('DMM_BUILD_TAG', '')}"
 
 
 class Unavailable(Exception):
@@ -64,6 +65,10 @@ class Unavailable(Exception):
 class NotRunning(Unavailable):
     """No background process listens on the socket (none, or one that died and left its
     socket behind), and ``ask`` was not to start one."""
+
+
+class TimedOut(Unavailable):
+    """The background process runs but did not answer within the wait."""
 
 
 def socket_path(state_dir: Path) -> Path:
@@ -180,7 +185,7 @@ def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True
                                   f"{state_dir / LOG})")
             answer = _exchange(sock, line)
         except (TimeoutError, socket.timeout):
-            raise Unavailable("the background process did not answer in time") from None
+            raise TimedOut("the background process did not answer in time") from None
         except OSError as exc:
             raise Unavailable(f"cannot reach the background process: {exc}") from None
         if answer.get("stale") and attempt == 0:
@@ -193,32 +198,49 @@ def ask(root: Path, state_dir: Path, request: dict, start_if_absent: bool = True
     raise Unavailable("the background process keeps answering for another version of dmm")
 
 
-def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
-                   answer_wait: float = ANSWER_WAIT_S) -> tuple[dict | None, str | None]:
-    """(answer, None) from the background process; (None, note) when this command answers by
-    itself instead (note None: nothing worth saying, e.g. the user turned the layer off).
-    A DmmError the process reports (a bad budget, an empty task) is raised here."""
-    from dmm import modelcheck
-
+def route(ws) -> tuple[Path | None, dict, str | None]:
+    """Whether a request about the work tree ``ws`` goes to the background process: (its
+    state folder, what the request adds, note), the folder None when this command answers by
+    itself (note: why, when worth saying; None when e.g. the user turned the layer off)."""
     cfg = ws.config["semantic"]
     if not cfg["background"]:
-        return None, None
-    meaning = cfg["enabled"] and not modelcheck.switched_off()
-    why = modelcheck.unavailable() if meaning else None
-    note = "ranked by words: " + why if why else None
+        return None, {}, None
+    words, note = by_words(cfg["enabled"])
     from dmm.fsutil import state_folder
 
     try:
         state_dir = state_folder(ws.shared_state_dir)  # the clone's: one process for all
     except OSError:
-        return None, None  # the command itself says what is wrong with the state folder
-    if not meaning or why:
+        return None, {}, None  # the command itself says what is wrong with the state folder
+    if words:
         # by words alone: worth a process only where its resident postings beat SQL's
         if not lexical_worth_it(ws, state_dir):
-            return None, note
-        request = dict(request, semantic=False, note=note)
+            return None, {}, note
+        return state_dir, {"semantic": False, "note": note}, note
+    return state_dir, {}, None
+
+
+def by_words(enabled: bool = True) -> tuple[bool, str | None]:
+    """Whether this client asks for words alone (``enabled``: the work tree's setting; the
+    model switched off in this environment, DMM_SEMANTIC=off; its runtime missing here), and
+    the note saying why when that is worth saying (not for a person's own choice)."""
+    from dmm import modelcheck
+
+    meaning = enabled and not modelcheck.switched_off()
+    why = modelcheck.unavailable() if meaning else None
+    return not meaning or why is not None, ("ranked by words: " + why if why else None)
+
+
+def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
+                   answer_wait: float = ANSWER_WAIT_S) -> tuple[dict | None, str | None]:
+    """(answer, None) from the background process; (None, note) when this command answers by
+    itself instead (note None: nothing worth saying, e.g. the user turned the layer off).
+    A DmmError the process reports (a bad budget, an empty task) is raised here."""
+    state_dir, extra, note = route(ws)
+    if state_dir is None:
+        return None, note
     try:
-        answer = ask(ws.root, state_dir, request, start_wait=start_wait,
+        answer = ask(ws.root, state_dir, dict(request, **extra), start_wait=start_wait,
                      answer_wait=answer_wait)
     except Unavailable as exc:
         return None, f"ranked by words: {exc}"
@@ -236,6 +258,17 @@ def via_background(ws, request: dict, start_wait: float = START_WAIT_S,
         raise exc
     why = answer.get("why", "the background process could not answer")
     return None, note or f"ranked by words: {why}"
+
+
+def query_request(task: str, *, budget: int | None = None, scopes=(), tags: str = "",
+                  all_tags=(), exclude_ephemeral: bool = False,
+                  include_deprecated: bool = False, as_json: bool = False) -> dict:
+    """The request of `dmm query` (its options as the command takes them: ``tags`` the old
+    comma-separated spelling, ``all_tags`` each TAG or TAG,TAG)."""
+    return {"op": "query", "task": task, "budget": budget, "scopes": list(scopes),
+            "tags": tags.split(","), "exclude_ephemeral": exclude_ephemeral,
+            "all_tags": [t for tag in all_tags for t in tag.split(",")],
+            "include_deprecated": include_deprecated, "json": as_json}
 
 
 def lexical_worth_it(ws, state_dir: Path) -> bool:

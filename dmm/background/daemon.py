@@ -65,9 +65,13 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address) -> None:
+        # a request being answered is not idleness, however long it takes (one waiting for
+        # the model to load was once stopped half way, and its client got no answer)
+        self.daemon.busy(+1)  # type: ignore[attr-defined]
         try:
             super().process_request_thread(request, client_address)
         finally:
+            self.daemon.busy(-1)  # type: ignore[attr-defined]
             self.slots.release()
 
 
@@ -80,11 +84,14 @@ class Daemon:
         self.state_dir = self.ws.shared_state_dir
         self.build = client.build_id()
         self.last_request = time.monotonic()  # when the last request ended
-        self.serving = 0  # requests being answered: a process busy with one is not idle
-        self.serving_lock = threading.Lock()
         self.server: _Server | None = None
         self.inode: int | None = None
         self.stopping = threading.Event()
+        self.serving = 0  # requests being answered now
+        # set once the cache has been checked against the files and the ranking is in memory;
+        # until then a hook is answered from the cache as it is (query/run.py: AS_IT_IS)
+        self.warmed = threading.Event()
+        self._serving_lock = threading.Lock()
 
     # -- life cycle -------------------------------------------------------------------------
 
@@ -110,12 +117,14 @@ class Daemon:
         self.inode = os.stat(client.SOCKET).st_ino
         self.server.daemon = self  # type: ignore[attr-defined]
         service.enable()
-        if self._meaning(self.ws):
-            service.start_sync(self.ws)
-        # the words' postings too, before the first query (which is a prompt, typed seconds
-        # after the session's first hook started this process); the model loads meanwhile
+        # the cache and the words' postings first, then the model (_warm): a prompt typed
+        # seconds after the session's first hook started this process is answered by words
+        # while the model loads, and loading both at once left the process answering nothing
         threading.Thread(target=self._warm, args=(self.ws,), daemon=True,
                          name="dmm-warm").start()
+        # idle from now: getting here (numpy, the model's session) can take longer than a
+        # short idle limit on a loaded machine, and a client's first request is waiting
+        self.last_request = time.monotonic()
         watcher = threading.Thread(target=self._watch, daemon=True, name="dmm-semantic-watch")
         watcher.start()
         try:
@@ -153,12 +162,18 @@ class Daemon:
         # DMM_SEMANTIC_IDLE_S: seconds instead of the setting's minutes (the life-cycle tests)
         idle_s = float(os.environ.get("DMM_SEMANTIC_IDLE_S")
                        or 60.0 * float(self._config()["idle_minutes"]))
+        tick = time.monotonic()
         while not self.stopping.wait(CHECK_EVERY_S):
+            # woken late: a thread held the interpreter (the model's session is made in one
+            # call of seconds on a loaded machine), and a request may be waiting to be read
+            # as long: not idle, whatever the clock says (it was once stopped so, unanswered)
+            now = time.monotonic()
+            stalled, tick = now - tick > 2 * CHECK_EVERY_S, now
             try:
                 same = os.stat(self.state_dir / client.SOCKET).st_ino == self.inode
             except OSError:
                 same = False
-            if not same or self.idle() > idle_s:
+            if not same or (self.idle() > idle_s and not stalled):
                 self.stop()
 
     def _config(self) -> dict:
@@ -185,16 +200,37 @@ class Daemon:
         from dmm.query.run import warm
 
         try:
-            warm(ws)
             # the text a hook answers when it has no pack in time, kept in the state folder:
             # a cold hook then reads it at once rather than parse every baseline file
             baseline_from_files(ws)
+            warm(ws)
+            from dmm.query.text import prepare
+
+            prepare()  # the templates compiled before the first request needs them
+            if self._meaning(ws):
+                from dmm.semantic import service
+
+                service.start_sync(ws)
         except Exception as exc:  # noqa: BLE001 - the first query reads what it needs
             print(f"dmm: warming the cache failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr, flush=True)
+        finally:
+            self.warmed.set()
         # then the scans of [scan] (conflicts/schedule.py), when no request is being served
         Schedule(ws.root, self.stopping,
                  idle=self.idle).start()
+
+    def busy(self, change: int) -> None:
+        """One more (+1) or one fewer (-1) request being answered; idle counts from the
+        end of the last one."""
+        with self._serving_lock:
+            self.serving += change
+            self.last_request = time.monotonic()
+
+    def idle(self) -> float:
+        """Seconds since the last request ended; 0 while one is being answered."""
+        with self._serving_lock:
+            return 0.0 if self.serving else time.monotonic() - self.last_request
 
     def stop(self) -> None:
         if not self.stopping.is_set():
@@ -207,24 +243,7 @@ class Daemon:
 
     # -- answers ----------------------------------------------------------------------------
 
-    def idle(self) -> float:
-        """Seconds since the last request ended; 0 while one is being answered (a first query
-        on a busy machine can take longer than the idle time: the process once exited under
-        it, and the client heard nothing)."""
-        with self.serving_lock:
-            return 0.0 if self.serving else time.monotonic() - self.last_request
-
     def answer(self, request: dict) -> dict:
-        with self.serving_lock:
-            self.serving += 1
-        try:
-            return self._reply(request)
-        finally:
-            with self.serving_lock:
-                self.serving -= 1
-                self.last_request = time.monotonic()
-
-    def _reply(self, request: dict) -> dict:
         from dmm.errors import DmmError
         from dmm.semantic import service
 
@@ -239,6 +258,9 @@ class Daemon:
             if ws is None:
                 return {"ok": False, "why": "not a work tree of the repository this background "
                                             "process serves"}
+            if request.get("quick") and not self._quick_allowed(ws):
+                return {"ok": False, "why": "the work tree's settings keep its queries out of "
+                                            "the background process"}
             from dmm.semantic import model
 
             words = not request.get("semantic", True) or not ws.config["semantic"]["enabled"]
@@ -247,8 +269,11 @@ class Daemon:
                 # meaning: the client starts one that loads it, as for another build
                 return {"ok": False, "stale": True}
             token = service.WORDS.set(words)  # ranked by words alone, with postings resident
+            from dmm.query import resident
+
             try:
-                return self._answer(ws, op, request)
+                with resident.answering():  # the postings' background reading steps aside
+                    return self._answer(ws, op, request)
             finally:
                 service.WORDS.reset(token)
         except DmmError as exc:
@@ -256,6 +281,19 @@ class Daemon:
                                            "exit_code": int(exc.exit_code)}}
         except Exception as exc:  # noqa: BLE001 - the client answers by itself instead
             return {"ok": False, "why": f"{type(exc).__name__}: {exc}"}
+
+    @staticmethod
+    def _quick_allowed(ws) -> bool:
+        """What the command line checks before it asks, for a client that asked without
+        loading the settings or the store (background/quick.py): the work tree's settings
+        send its queries here, and its store is one dmm reads (an unsafe one raises: the
+        client then runs the command line, which says what is wrong)."""
+        from dmm.errors import NotInitializedError
+
+        ws.check_layout()
+        if not ws.memory_dir.is_dir():
+            raise NotInitializedError(f"no dmm memory store in {ws.root}")
+        return bool(ws.config["semantic"]["background"])
 
     def _answer(self, ws, op, request: dict) -> dict:
         """The answer to ``op`` about the work tree ``ws``."""
@@ -327,15 +365,24 @@ class Daemon:
         return {"ok": True, "out": out, "notes": pack.notes}
 
     def _hook(self, ws, r: dict) -> dict:
-        from dmm.agents.hook import context_for
+        from dmm.agents.hook import answer_in_process
+        from dmm.query.run import AS_IT_IS
         from dmm.semantic import service
 
-        token = service.WAIT.set(float(r.get("wait", 2.0)))
+        wait = float(r.get("wait", 2.0))
+        token = service.WAIT.set(wait)
+        # still warming (seconds at 50,000 memories): the cache as it is, ranked by words,
+        # within the hook's deadline (its client waits twice ``wait``), rather than a pack
+        # after it (for this work tree only)
+        as_it_is = AS_IT_IS.set(time.monotonic() + 2 * wait if not self.warmed.is_set()
+                                and ws.root == self.root else None)
         try:
             payload = r.get("payload")
-            return {"ok": True, "out": context_for(ws, str(r["event"]),
-                                                   payload if isinstance(payload, dict) else {})}
+            # final: the client prints it as it is (background/quick.py)
+            return {"ok": True, "out": answer_in_process(
+                ws, str(r["event"]), payload if isinstance(payload, dict) else {})}
         finally:
+            AS_IT_IS.reset(as_it_is)
             service.WAIT.reset(token)
 
 

@@ -59,15 +59,12 @@ def setup_cmd(ctx, agent, as_json) -> int:
 
 
 def _deadline() -> float:
-    """The hook's deadline in seconds (DMM_HOOK_DEADLINE_MS; 0: none)."""
-    import os
+    """The seconds left of the hook's deadline (DMM_HOOK_DEADLINE_MS; 0: none): what the
+    short way (background/quick.py) spent before it handed the call on is gone."""
+    from dmm.background import quick
 
-    from dmm.agents.hook import DEADLINE_S
-
-    try:
-        return float(os.environ.get("DMM_HOOK_DEADLINE_MS", "")) / 1000
-    except ValueError:
-        return DEADLINE_S
+    seconds = quick.deadline()
+    return max(0.01, seconds - quick.elapsed()) if seconds > 0 else seconds
 
 
 def _watchdog(fallback: list):
@@ -79,14 +76,16 @@ def _watchdog(fallback: list):
     import os
     import threading
 
+    from dmm.background import quick
+
     printing = threading.Lock()
-    seconds = _deadline()
+    seconds, whole = _deadline(), quick.deadline()
     if seconds <= 0:
         return printing
 
     def give_up() -> None:
         if printing.acquire(blocking=False):
-            line = f"(dmm: no memory pack this time: not ready within {seconds:.1f} s)\n"
+            line = f"(dmm: no memory pack this time: not ready within {whole:.1f} s)\n"
             try:
                 text = fallback[0].late(line) if fallback else line
             except Exception:  # noqa: BLE001 - the line, whatever went wrong
@@ -139,9 +138,11 @@ def hook_cmd(ctx, event) -> int:
         seconds = _deadline() or 60.0
         fallback.append(Fallback(ws, event, payload,
                                  after=0.0 if event == "session-start" else seconds / 3))
-        answer, _note = via_background(
+        from dmm.background import quick
+
+        answer = None if quick.timed_out() else via_background(
             ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
-            start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)
+            start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)[0]
         text = answer["out"] if answer is not None else by_itself(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

@@ -42,16 +42,15 @@ def command(ctx: click.Context, task: str, budget: int | None, scopes: tuple[str
       dmm query "add pagination to the orders endpoint" --budget 1200
       dmm query "how do we release?" --scope project --json
     """
-    from dmm.background.client import via_background
+    from dmm.background.client import query_request, via_background
 
     if task == "-":
         task = sys.stdin.read()
     ws = workspace(ctx)
-    answer, note = via_background(ws, {
-        "op": "query", "task": task, "budget": budget, "scopes": list(scopes),
-        "tags": tags.split(","), "exclude_ephemeral": exclude_ephemeral,
-        "all_tags": [t for tag in all_tags for t in tag.split(",")],
-        "include_deprecated": include_deprecated, "json": as_json})
+    answer, note = via_background(ws, query_request(
+        task, budget=budget, scopes=scopes, tags=tags, all_tags=all_tags,
+        exclude_ephemeral=exclude_ephemeral, include_deprecated=include_deprecated,
+        as_json=as_json))
     # the pack says why it is ranked by words (a note an agent reading it sees too); the
     # note goes to stderr as well where the output is JSON, for the person running it
     if answer is not None:  # the repository's background process, with the model loaded

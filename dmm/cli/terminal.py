@@ -28,35 +28,21 @@ import contextlib
 import io
 import math
 import os
-import re
 import shutil
 import sys
 from typing import Iterator
 
 import click
 
-# -> a visible \uXXXX: every C0 control but tab and newline, DEL and the C1 controls; the
-# format characters that reorder a run of text (bidi embeddings, overrides, isolates and
-# their terminators), which can show a line in another order than the one an agent reads (a
-# "Trojan Source" title; the marks LRM/RLM/ALM only place neutral characters and are common
-# in right-to-left prose, so they pass); and lone surrogates, the bytes of a git ref name or
-# file name that were not UTF-8 (dmm.gitrepo keeps them so; a terminal cannot show them)
-_REORDERING = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
-_CONTROL = {c: f"\\u{c:04x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20),
-                                          *range(0x7F, 0xA0), *_REORDERING,
-                                          *range(0xD800, 0xE000))}
+from dmm.controls import CONTROL, shown
+
 _ESC_MARK = f"\ue000{os.urandom(8).hex()}\ue001"  # dmm's own ESC, unguessable by memory text
-
-
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e"
-                         "\u2066-\u2069\ud800-\udfff]")
 
 
 def escape(text: str) -> str:
     """``text`` with control characters shown, and dmm's own colour codes made real (a search
     first: most text has none, and a 5 MB JSON answer costs 5 ms instead of 300)."""
-    if _CONTROL_RE.search(text):
-        text = _CONTROL_RE.sub(lambda m: _CONTROL[ord(m.group())], text)
+    text = shown(text)  # dmm/controls.py
     return text.replace(_ESC_MARK, "\x1b") if "\ue000" in text else text
 
 
@@ -138,7 +124,7 @@ def paint(text: str, fg: str | None = None, bold: bool | None = None, dim: bool 
     text's own control characters are escaped first: only dmm's colour codes become real."""
     if not text or not colour(err):
         return text
-    return click.style(text.translate(_CONTROL), fg=fg, bold=bold, dim=dim).replace(
+    return click.style(text.translate(CONTROL), fg=fg, bold=bold, dim=dim).replace(
         "\x1b", _ESC_MARK)
 
 

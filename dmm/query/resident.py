@@ -21,9 +21,11 @@ meanwhile) is ranked by SQL as before, so no query mixes two states of the cache
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sqlite3
 import threading
+import time
 from typing import Iterator
 
 from dmm.index.db import in_chunks
@@ -40,6 +42,22 @@ MAX_FILTERS = 32
 _enabled = False
 _lock = threading.Lock()
 _stores: dict = {}
+_answering = [0]  # requests this process is answering now (``answering``)
+YIELD_S = 0.01  # how long the background reading of postings pauses while one is answered
+
+
+@contextlib.contextmanager
+def answering():
+    """A request is being answered: the background reading of every term's postings (seconds
+    of one core at 50,000 memories, holding the interpreter) pauses between its chunks
+    meanwhile, so that a hook of a process still warming answers within its deadline."""
+    with _lock:
+        _answering[0] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _answering[0] -= 1
 
 
 def enable() -> None:
@@ -125,6 +143,8 @@ class _Resident:
                 cursor = conn.execute("SELECT doc, weight FROM postings ORDER BY term, doc")
                 doc_parts, weight_parts = [], []
                 while rows := cursor.fetchmany(50_000):  # never millions of tuples at once
+                    while _answering[0]:  # a request first (answering)
+                        time.sleep(YIELD_S)
                     doc_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64,
                                                  count=len(rows)))
                     weight_parts.append(np.fromiter((r[1] for r in rows), dtype=np.float64,

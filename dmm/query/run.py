@@ -3,6 +3,7 @@ opens a fresh cache, builds the Memory Pack and logs it in the usage log."""
 
 from __future__ import annotations
 
+import contextvars
 import sqlite3
 import time
 
@@ -26,6 +27,16 @@ FIRST_BUILD_NOTE = ("the memory index is being built for the first time (another
 HELD = "held"  # another dmm kept the cache locked past the wait: baseline only
 HELD_NOTE = ("another dmm holds the memory index (a first build or a reindex writing it): "
              "only the baseline memories, read from their files; ask again in a moment")
+# A long-lived process that is still warming (its first check of the files, its ranking in
+# memory: seconds at 50,000 memories) answers an impatient request (a hook) from the cache as
+# it is, ranked by words in SQL, rather than make it wait past its deadline for nothing; the
+# value is the time (time.monotonic) past which the answer is of no use: its SQL stops then,
+# leaving the machine to the warm-up and the next prompt (a hook's client has gone by then)
+UNCHECKED = "unchecked"
+AS_IT_IS: contextvars.ContextVar[float | None] = contextvars.ContextVar("as_it_is",
+                                                                        default=None)
+UNCHECKED_WARNING = ("the background process is starting: this pack is from the memory index "
+                     "as the last dmm command left it, not yet checked against the files")
 
 
 def open_cache(ws: Workspace, *, wait: float | None = None,
@@ -39,6 +50,11 @@ def open_cache(ws: Workspace, *, wait: float | None = None,
     from dmm.index.refresh import baseline_only
 
     stand_in = stand_in or baseline_only
+    until = AS_IT_IS.get()
+    if until is not None and db.usable(ws.state_dir) and db.filled_state(ws.state_dir):
+        conn = db.connect(ws.state_dir)
+        conn.set_progress_handler(lambda: time.monotonic() > until, 100)
+        return conn, UNCHECKED
     # a hook (impatient) has less than a second in all: it does not wait at all
     deadline = time.monotonic() + (0.0 if db.is_impatient() else
                                    FIRST_BUILD_WAIT_S if wait is None else wait)
@@ -150,6 +166,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
 
         if how in (FIRST_BUILD, HELD):  # nothing to rank but the baseline, nothing to keep
             index, note = None, FIRST_BUILD_NOTE if how == FIRST_BUILD else HELD_NOTE
+        elif how == UNCHECKED:  # by words: the process loads the model once it is warm
+            index, note = None, next(iter(notes), None)
         else:
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)
@@ -169,7 +187,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             opts.with_baseline = for_model != "prompt"
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
-                              resident=None if how in (FIRST_BUILD, HELD)
+                              resident=None if how in (FIRST_BUILD, HELD, UNCHECKED)
                               else _resident(ws, conn))
         if db.FALLBACK_REASON and not conn.execute(
                 "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
@@ -186,6 +204,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         if how == STALE:
             pack.warnings.append("another dmm is updating the cache: this pack is from the "
                                  "cache as it was before")
+        elif how == UNCHECKED:
+            pack.warnings.append(UNCHECKED_WARNING)
         if for_model is not None:
             from dmm.query import text
             from dmm.query.pack import conflicts_among

@@ -155,3 +155,16 @@ def _conflicts(pack, found: list) -> None:
     pack.conflicts = found
     pack.warnings = [w for w in pack.warnings if " among these memories: " not in w] + (
         [conflicts_warning(found)] if found else [])
+
+
+def prepare() -> None:
+    """Render an empty pack once, both ways (the text a model reads and `dmm query`'s
+    markdown): a long-lived process compiles the templates as it starts (jinja2: 100-300 ms
+    of a loaded machine) rather than in its first request, a hook with a deadline."""
+    from dmm.query.pack import Pack
+    from dmm.render import render
+
+    pack = Pack(task="", budget=100, baseline=[], retrieved=[], excluded=[], excluded_total=0,
+                candidates=0, warnings=[])
+    text(pack, "prompt", "warm-up")
+    render("pack.md.j2", pack=pack, stats=pack.stats())

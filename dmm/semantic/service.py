@@ -140,14 +140,27 @@ def _sync(ws, key: tuple) -> None:
     try:
         conn, _ = open_fresh(ws)
         try:
-            _index(key, resident_limit(ws)).sync(conn)
+            index = _index(key, resident_limit(ws))
+            first = not index.ready
+            index.sync(conn)
         finally:
             conn.close()
         _failed.pop(key, None)
+        if first:
+            _first_question(index)
     except model.ModelUnavailable as exc:
         _failed[key] = str(exc)
     except Exception as exc:  # noqa: BLE001 - said in the next answer's note, never a crash
         _failed[key] = f"the semantic index could not be built ({type(exc).__name__}: {exc})"
+
+
+def _first_question(index: SemanticIndex) -> None:
+    """One question before the first real one: the model's first run and the first touch of
+    the vectors' pages cost a hook 100-200 ms more, once."""
+    try:
+        index.similarity("warm-up")
+    except Exception:  # noqa: BLE001 - the first real question pays instead
+        pass
 
 
 def wait_s() -> float:

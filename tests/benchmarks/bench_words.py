@@ -8,8 +8,11 @@ per install and per mode (``DMM_SEMANTIC=on`` / ``off``):
   session (back to back, the real 0.9 s deadline), each one's wall time and what it returned:
   a pack, the baseline (read from files), or a line without either;
 - warm (20 s later, and with the model on once a query is ranked by meaning: its index is
-  loaded): five more hooks, and five `dmm query --json` (model off: target < 300 ms at
-  50,000).
+  loaded): five more hooks, and six `dmm query --json` of the hooks' prompts (model off:
+  target < 300 ms at 50,000).
+
+``--stores`` may hold copies of the scale generator's stores (tests/benchmarks/scale_store.py)
+named s10000 and s50000; the prompts are answered by either kind of store.
 
 Target (issue 39): every hook returns a pack or the baseline; warm hooks < 250 ms at 50,000.
 The stores' scheduled conflict scans are turned off in their work trees' settings: a daily
@@ -119,7 +122,7 @@ def measure(label: str, dmm: list[str], root: Path, size: int, mode: str) -> lis
             took, out = hook(dmm, root, env, session, prompt)
             slow = "  OVER 250 ms" if phase == "warm" and took > 0.25 else ""
             lines.append(f"  hook {phase} {n}: {took * 1000:6.0f} ms  {what(out)}{slow}")
-    for n, task in enumerate(TASKS + TASKS[:1], 1):
+    for n, task in enumerate(PROMPTS + PROMPTS[:1], 1):  # what a store of either kind answers
         took, said = query(dmm, root, env, task)
         lines.append(f"  dmm query {n}:  {took * 1000:6.0f} ms  {said}")
     stop_daemon(root)

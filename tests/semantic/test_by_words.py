@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 
@@ -269,3 +270,30 @@ def test_a_process_that_died_leaving_its_socket_is_started_again_by_a_listing(st
     assert len(_listed(store, LARGE)) == 3
     new = _wait_for(lambda: _pid(store.root))
     assert new is not None and new != pid
+
+def test_a_hook_of_a_process_still_warming_is_ranked_from_the_cache_as_it_is(store):
+    """While the process checks the files and loads its ranking (seconds at 50,000 memories),
+    a hook is answered from the cache as the last command left it, by words in SQL, saying
+    so; a pack made afterwards sees the files as they are."""
+    from dmm.query.run import AS_IT_IS, UNCHECKED_WARNING, memory_pack
+
+    (store.root / ".dmm/memory/project/uploads.md").write_text(
+        (store.root / ".dmm/memory/project/uploads.md").read_text().replace(
+            "50,000,000 bytes", "80,000,000 bytes"))
+    token = AS_IT_IS.set(time.monotonic() + 60)
+    try:
+        pack = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    finally:
+        AS_IT_IS.reset(token)
+    assert pack.retrieved and pack.retrieved[0].memory.title == PROJECT
+    assert "50,000,000" in pack.text and "80,000,000" not in pack.text  # not walked
+    assert UNCHECKED_WARNING in pack.warnings and UNCHECKED_WARNING in pack.text
+    checked = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    assert "80,000,000" in checked.text and UNCHECKED_WARNING not in checked.warnings
+    # past its time, its SQL stops: the hook's client has gone, the warm-up goes on
+    token = AS_IT_IS.set(time.monotonic() - 1)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+            memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    finally:
+        AS_IT_IS.reset(token)

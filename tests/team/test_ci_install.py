@@ -176,4 +176,4 @@ def test_the_distribution_name_is_not_dmm_and_the_command_is():
     root = Path(__file__).resolve().parents[2]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     assert project["name"] == DISTRIBUTION != "dmm"
-    assert project["scripts"] == {"dmm": "dmm.cli:main"}
+    assert project["scripts"] == {"dmm": "dmm.__main__:main"}
