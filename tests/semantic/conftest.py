@@ -4,6 +4,7 @@ stopped at the end of each test."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import time
@@ -42,17 +43,21 @@ def stop_daemon(root: Path) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def model_cache(tmp_path_factory):
-    """Derived model files go to a folder of this test run, not the user's cache: derived
-    here, once, and found there by every test and by the background processes the tests
-    start (they inherit the environment), so none of them waits for a derivation."""
-    folder = tmp_path_factory.mktemp("model-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(model.CACHE_ENV, str(folder))
-        if model.unavailable() is None:
+def model_cache(_a_model_cache_of_this_run):
+    """The derived model, made here once per test run in the run's model cache (tests/
+    conftest.py), so that no test and no background process waits for a derivation. The
+    workers of a parallel run take turns on a lock: the first derives, the others find its
+    file."""
+    folder = _a_model_cache_of_this_run
+    if model.unavailable() is None:
+        with open(folder / "derive.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
             with contextlib.suppress(ImportError, model.ModelUnavailable):  # no onnx here
-                model._derive(folder / "models", model._derived_stem())
-        yield folder
+                stem = model._derived_stem()
+                models = folder / "models"
+                if not (models.is_dir() and model._find_derived(models, stem)):
+                    model._derive(models, stem)
+    yield folder
 
 
 @pytest.fixture(autouse=True)
