@@ -29,6 +29,19 @@ def daemon_pid(root: Path) -> int | None:
     return answer.get("pid")
 
 
+def cache_built(root: Path) -> None:
+    """The word cache of the work tree ``root`` built here, before its first query. A
+    background process that starts on an empty cache builds it as it starts, and a query
+    meanwhile waits at most FIRST_BUILD_WAIT_S (0.5 s) for that build before it answers with
+    the baseline memories alone, by design (dmm/query/run.py; tests/query/test_first_build.py
+    tests it): on a loaded machine even a few memories can take longer (seen at a load of 10),
+    and these tests are about what meaning ranks, not about the first build."""
+    from dmm.index.refresh import open_fresh
+
+    conn, _report = open_fresh(Workspace(root))
+    conn.close()
+
+
 def stop_daemon(root: Path) -> None:
     pid = daemon_pid(root)
     if pid is None:
