@@ -97,6 +97,28 @@ def _a_person_runs_the_tests():
         os.environ["DMM_HOOK_DEADLINE_MS"] = deadline
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """A folder of this test run shared by all its processes: under pytest-xdist each worker
+    has a temporary folder of its own (popen-gw0, ...) inside the run's; alone, the run's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _a_model_cache_of_this_run(tmp_path_factory):
+    """Derived model files (docs/semantic.md) go to a folder of this test run, never to the
+    user's cache: every test and every background process the tests start (they inherit the
+    environment) finds them there, and the workers of one run share them (the derivation is
+    atomic; tests/semantic/conftest.py derives it once, under a lock)."""
+    from dmm.semantic import model
+
+    folder = run_folder(tmp_path_factory) / "model-cache"
+    folder.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(model.CACHE_ENV, str(folder))
+        yield folder
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"

@@ -418,7 +418,7 @@ def test_one_background_process_serves_every_work_tree_even_from_a_deep_folder(t
     108 bytes under a deep folder, still bound and reached) serves its linked work trees too,
     each from its own memories: one model per repository, not one per work tree."""
     from dmm.scaffold import init
-    from tests.semantic.conftest import daemon_pid
+    from tests.semantic.conftest import cache_built, daemon_pid
 
     env = _semantic_env(monkeypatch)
     if not env:
@@ -436,6 +436,8 @@ def test_one_background_process_serves_every_work_tree_even_from_a_deep_folder(t
     side = Repo(tree)
     side.add("project/deploy.md", "mem_2026_01_02_777", "Deploys go through the pipeline",
              "Ship a release by merging to main; the pipeline deploys it.")
+    cache_built(root)
+    cache_built(tree)
     sock = Workspace(tree).shared_state_dir / "semantic.sock"
     assert len(os.fsencode(sock)) > 108
     try:

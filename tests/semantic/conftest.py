@@ -4,6 +4,7 @@ stopped at the end of each test."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 import time
@@ -28,6 +29,19 @@ def daemon_pid(root: Path) -> int | None:
     return answer.get("pid")
 
 
+def cache_built(root: Path) -> None:
+    """The word cache of the work tree ``root`` built here, before its first query. A
+    background process that starts on an empty cache builds it as it starts, and a query
+    meanwhile waits at most FIRST_BUILD_WAIT_S (0.5 s) for that build before it answers with
+    the baseline memories alone, by design (dmm/query/run.py; tests/query/test_first_build.py
+    tests it): on a loaded machine even a few memories can take longer (seen at a load of 10),
+    and these tests are about what meaning ranks, not about the first build."""
+    from dmm.index.refresh import open_fresh
+
+    conn, _report = open_fresh(Workspace(root))
+    conn.close()
+
+
 def stop_daemon(root: Path) -> None:
     pid = daemon_pid(root)
     if pid is None:
@@ -42,17 +56,21 @@ def stop_daemon(root: Path) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def model_cache(tmp_path_factory):
-    """Derived model files go to a folder of this test run, not the user's cache: derived
-    here, once, and found there by every test and by the background processes the tests
-    start (they inherit the environment), so none of them waits for a derivation."""
-    folder = tmp_path_factory.mktemp("model-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(model.CACHE_ENV, str(folder))
-        if model.unavailable() is None:
+def model_cache(_a_model_cache_of_this_run):
+    """The derived model, made here once per test run in the run's model cache (tests/
+    conftest.py), so that no test and no background process waits for a derivation. The
+    workers of a parallel run take turns on a lock: the first derives, the others find its
+    file."""
+    folder = _a_model_cache_of_this_run
+    if model.unavailable() is None:
+        with open(folder / "derive.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
             with contextlib.suppress(ImportError, model.ModelUnavailable):  # no onnx here
-                model._derive(folder / "models", model._derived_stem())
-        yield folder
+                stem = model._derived_stem()
+                models = folder / "models"
+                if not (models.is_dir() and model._find_derived(models, stem)):
+                    model._derive(models, stem)
+    yield folder
 
 
 @pytest.fixture(autouse=True)

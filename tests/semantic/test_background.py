@@ -14,7 +14,7 @@ import time
 import pytest
 
 from dmm.background import client
-from tests.semantic.conftest import daemon_pid
+from tests.semantic.conftest import cache_built, daemon_pid
 from tests.semantic.test_index import OTHERS, RANKING
 
 pytestmark = pytest.mark.slow
@@ -24,6 +24,7 @@ TASK = "what decides which answers appear at the top?"
 def _store(repo):
     for n, (title, body) in enumerate([RANKING, *OTHERS], 1):
         repo.add(f"project/m{n}.md", f"mem_2026_01_01_00{n}", title, body)
+    cache_built(repo.root)
 
 
 def _query(repo, task=TASK, env=None):
@@ -79,6 +80,7 @@ def test_each_repository_has_its_own_and_a_crash_is_recovered(repo, tmp_path, st
     other = Repo(other_root)
     other.add("project/x.md", "mem_2026_02_02_001", "Invoices are numbered at finalisation",
               "A draft invoice has no number; the number is given when it is finalised.")
+    cache_built(other.root)
     stop_daemons += [repo.root, other.root]
     first, _ = _query(repo)
     second, _ = _query(other, "when does a bill get its number?")
