@@ -14,6 +14,7 @@ from dmm.conflicts.features import build, text_features
 from dmm.conflicts.service import run_scan
 from dmm.index import db, read
 from dmm.index.refresh import open_fresh
+from tests.conflicts.test_incremental import repeat_and_reverse
 from tests.conftest import git
 
 WORDTRAP = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "wordtrap" / "memory"
@@ -35,13 +36,7 @@ def store(repo):
     (duplicates, overlaps, contradictions), committed and scanned fully: their features are
     kept."""
     shutil.copytree(WORDTRAP, repo.memory, dirs_exist_ok=True)
-    paths = sorted(repo.memory.rglob("*.md"))
-    for i, path in enumerate(paths[::7]):
-        other = paths[(paths.index(path) + 3) % len(paths)]
-        body = other.read_text().split("---", 2)[2].strip().splitlines()
-        said = " ".join(line for line in body if line and not line.startswith("#"))[:400]
-        path.write_text(path.read_text() + f"\n{said}\n\nWe no longer do this since 2026; "
-                        f"the limit is now {10 + i} per minute.\n")
+    repeat_and_reverse(sorted(repo.memory.rglob("*.md")))
     git(repo.root, "add", "-A")
     git(repo.root, "commit", "-qm", "store")
     conn, _ = open_fresh(repo.ws)

@@ -44,19 +44,24 @@ def memory_id(path: Path) -> str:
                 if line.startswith("id:"))
 
 
-def test_an_incremental_scan_finds_what_a_full_scan_finds_for_the_changed_memories(store):
-    repo, conn = store
-    paths = files(repo)
-    changed = set()
-    # each edit brings another memory's words and a reversal of it: duplicates, overlaps,
-    # contradictions and values to compare, among memories of one subject
-    for i, path in enumerate(paths[::7]):
+def repeat_and_reverse(paths: list[Path]) -> list[Path]:
+    """Edit every seventh memory to bring another memory's words and a reversal of it:
+    duplicates, overlaps, contradictions and values to compare, among memories of one
+    subject. Returns the edited paths."""
+    edited = paths[::7]
+    for i, path in enumerate(edited):
         other = paths[(paths.index(path) + 3) % len(paths)]
         body = other.read_text().split("---", 2)[2].strip().splitlines()
         said = " ".join(line for line in body if line and not line.startswith("#"))[:400]
         path.write_text(path.read_text() + f"\n{said}\n\nWe no longer do this since 2026; "
                         f"the limit is now {10 + i} per minute.\n")
-        changed.add(memory_id(path))
+    return edited
+
+
+def test_an_incremental_scan_finds_what_a_full_scan_finds_for_the_changed_memories(store):
+    repo, conn = store
+    paths = files(repo)
+    changed = {memory_id(path) for path in repeat_and_reverse(paths)}
     repo.add("project/added.md", "mem_2026_11_28_001", paths[5].stem.replace("_", " "),
              paths[5].read_text().split("---", 2)[2].replace("#", "").strip()
              + "\nDo not do this any more.")
