@@ -246,9 +246,13 @@ class SemanticIndex:
             return {docs[i]: float(best[i]) for i in keep.tolist()}
         top = np.argpartition(-(means @ query), COARSE_TOP)[:COARSE_TOP]
         counts = self._counts[top]
-        rows = np.concatenate([np.arange(a, a + n) for a, n in zip(starts[top], counts)])
+        ends = np.cumsum(counts)
+        begins = ends - counts  # where each memory's passages start among the rows taken
+        # every passage row of the top memories, in one vectorised step (a Python loop of
+        # COARSE_TOP aranges cost 30-40 ms of a warm hook's 100)
+        rows = np.arange(ends[-1]) + np.repeat(starts[top] - begins, counts)
         sims = matrix[rows].astype(np.float32) @ query
-        best = np.maximum.reduceat(sims, np.append(0, np.cumsum(counts)[:-1]))
+        best = np.maximum.reduceat(sims, begins)
         return {docs[i]: float(b) for i, b in zip(top.tolist(), best.tolist())
                 if b >= min_cosine}
 
