@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from dmm.conflicts.model import ANALYZERS, PASSES, Conflict, ConflictMemory, status_of
+from dmm.index import db
 from dmm.index.db import in_chunks
 from dmm.index.refresh import touched_paths
 from dmm.workspace import DMM_DIR
@@ -149,11 +150,7 @@ def _carry(conflict: Conflict, earlier: dict) -> None:
 
 def _seen(conn: sqlite3.Connection) -> dict[str, str]:
     """Every conflict this cache ever detected, with when it first did."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'seen_conflicts'").fetchone()
-    try:
-        return marshal.loads(row[0]) if row else {}
-    except (ValueError, EOFError, TypeError) as exc:
-        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
+    return db.meta_blob(conn, "seen_conflicts", dict) or {}
 
 
 def first_seen(conn: sqlite3.Connection) -> dict[str, str]:
@@ -207,13 +204,9 @@ def _scanned(conn: sqlite3.Connection) -> dict[str, str] | None:
     state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
     if _LAST_SCANNED[0] is conn and _LAST_SCANNED[1] == state:
         return _LAST_SCANNED[2]
-    row = conn.execute("SELECT value FROM meta WHERE key = 'scanned'").fetchone()
-    if row is None:
+    found = db.meta_blob(conn, "scanned", dict)
+    if found is None:
         return None
-    try:
-        found = marshal.loads(row[0])
-    except (ValueError, EOFError, TypeError) as exc:
-        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
     _LAST_SCANNED = (conn, state, found)
     return found
 

@@ -51,6 +51,24 @@ def in_chunks(values: Sequence) -> Iterator[tuple[list, str]]:
         yield part, ",".join("?" * len(part))
 
 
+def meta_blob(conn: sqlite3.Connection, key: str, kind: type) -> object | None:
+    """The marshal value kept under ``key`` in the cache's ``meta`` table (a ``kind``: dict or
+    list), None when there is none; a value that does not load as one is a damaged cache
+    (sqlite3.DatabaseError: the caller rebuilds it, as for any damage)."""
+    import marshal
+
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    try:
+        value = marshal.loads(row[0])
+    except (ValueError, EOFError, TypeError) as exc:
+        raise sqlite3.DatabaseError(f"damaged cache metadata ({key}): {exc}") from None
+    if not isinstance(value, kind):
+        raise sqlite3.DatabaseError(f"damaged cache metadata ({key}): not a {kind.__name__}")
+    return value
+
+
 @contextlib.contextmanager
 def impatient() -> Iterator[None]:
     token = _IMPATIENT.set(True)

@@ -374,14 +374,8 @@ def index_terms(memory: Memory) -> tuple[Counter, float]:
 
 def _known_files(conn: sqlite3.Connection) -> dict[str, store.FileStat]:
     """The files the cache was built from, as store.scan returns them (one blob: fast)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'files'").fetchone()
-    try:
-        files = marshal.loads(row[0]) if row else {}
-    except (ValueError, EOFError, TypeError) as exc:
-        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
-    if not isinstance(files, dict):
-        raise sqlite3.DatabaseError("damaged cache metadata: the file list is not a mapping")
-    return files
+    files = db.meta_blob(conn, "files", dict)
+    return {} if files is None else files
 
 
 def _indexed_with(conn: sqlite3.Connection) -> str | None:
@@ -392,16 +386,7 @@ def _indexed_with(conn: sqlite3.Connection) -> str | None:
 def touched_paths(conn: sqlite3.Connection) -> list[str] | None:
     """The memory files a refresh re-read or removed since the last conflict scan recorded
     what it scanned (conflicts/store.py clears the list); None when not known."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'touched'").fetchone()
-    if row is None:
-        return None
-    try:
-        paths = marshal.loads(row[0])
-    except (ValueError, EOFError, TypeError) as exc:
-        raise sqlite3.DatabaseError(f"damaged cache metadata: {exc}") from None
-    if not isinstance(paths, list):
-        raise sqlite3.DatabaseError("damaged cache metadata: touched paths")
-    return paths
+    return db.meta_blob(conn, "touched", list)
 
 
 def _touch(conn: sqlite3.Connection, paths: list[str]) -> None:
