@@ -431,6 +431,12 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m dmm.background.daemon REPOSITORY", file=sys.stderr)
         return 2
+    import faulthandler
+    import signal
+
+    # `kill -USR1 PID` writes every thread's stack to semantic.log (its stderr): what a
+    # process that stopped answering is waiting for
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     return Daemon(Path(argv[0]).resolve()).run()
 
 

@@ -131,26 +131,36 @@ class _Resident:
     def preload(self, connect, st: State) -> int:
         """Read the postings of every term, as of state ``st`` (run in a background thread
         with its own connection from ``connect()``): afterwards no query waits for a word's
-        postings. Returns how many terms were loaded (0 when the cache moved on meanwhile)."""
+        postings. Returns how many terms were loaded (0 when the cache moved on meanwhile).
+
+        Read a range of terms at a time, each in its own short read transaction that checks
+        the cache is still at ``st``, and pause between them, outside any transaction, while
+        a request is answered. A read transaction held across that pause once deadlocked the
+        process: the cache keeps a rollback journal, so the request's refresh could not commit
+        while this thread held its read lock, and this thread waited for the request."""
         conn = connect()
         try:
-            conn.execute("BEGIN")  # one read snapshot for both statements
-            try:
-                if _token(conn) != st.token:
+            with _read_at(conn, st) as fresh:
+                if not fresh:
                     return 0
                 counts = conn.execute("SELECT term, count(*) FROM postings GROUP BY term "
                                       "ORDER BY term").fetchall()
-                cursor = conn.execute("SELECT doc, weight FROM postings ORDER BY term, doc")
-                doc_parts, weight_parts = [], []
-                while rows := cursor.fetchmany(50_000):  # never millions of tuples at once
-                    while _answering[0]:  # a request first (answering)
-                        time.sleep(YIELD_S)
-                    doc_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64,
-                                                 count=len(rows)))
-                    weight_parts.append(np.fromiter((r[1] for r in rows), dtype=np.float64,
-                                                    count=len(rows)))
-            finally:
-                conn.execute("COMMIT")
+            doc_parts, weight_parts = [], []
+            for first, last, expected in _term_ranges(counts, PRELOAD_ROWS):
+                while _answering[0]:  # a request first (answering)
+                    time.sleep(YIELD_S)
+                with _read_at(conn, st) as fresh:
+                    if not fresh:
+                        return 0
+                    rows = conn.execute("SELECT doc, weight FROM postings WHERE term >= ? "
+                                        "AND term <= ? ORDER BY term, doc",
+                                        (first, last)).fetchall()
+                if len(rows) != expected:  # not the state counted: never mix two
+                    return 0
+                doc_parts.append(np.fromiter((r[0] for r in rows), dtype=np.int64,
+                                             count=len(rows)))
+                weight_parts.append(np.fromiter((r[1] for r in rows), dtype=np.float64,
+                                                count=len(rows)))
         finally:
             conn.close()
         docs = np.concatenate(doc_parts) if doc_parts else np.zeros(0, dtype=np.int64)
@@ -171,6 +181,32 @@ class _Resident:
                 start = end
             self.preloaded_ref = st.ref_id
         return loaded
+
+
+PRELOAD_ROWS = 50_000  # postings read per transaction by ``preload``: never millions at once
+
+
+@contextlib.contextmanager
+def _read_at(conn: sqlite3.Connection, st: State) -> Iterator[bool]:
+    """A read transaction on ``conn``, yielding whether the cache is still at state ``st``."""
+    conn.execute("BEGIN")
+    try:
+        yield _token(conn) == st.token
+    finally:
+        conn.execute("COMMIT")  # nothing was written: this releases the read lock
+
+
+def _term_ranges(counts: list[tuple[str, int]], rows: int) -> Iterator[tuple[str, str, int]]:
+    """(first term, last term, postings) of consecutive runs of ``counts`` (term, postings,
+    in term order), each of about ``rows`` postings (one term's may be more)."""
+    start, total = 0, 0
+    for i, (_, n) in enumerate(counts):
+        if total and total + n > rows:
+            yield counts[start][0], counts[i - 1][0], total
+            start, total = i, 0
+        total += n
+    if total:
+        yield counts[start][0], counts[-1][0], total
 
 
 class State:

@@ -151,3 +151,41 @@ def test_a_preload_for_a_state_that_moved_on_keeps_nothing(store):
     conn, _ = open_fresh(ws)  # the cache is at a newer state than ``st``
     conn.close()
     assert resident._stores[ws.state_dir].preload(lambda: db.connect(ws.state_dir), st) == 0
+
+
+def test_a_preload_paused_for_a_request_lets_the_request_write_the_cache(store, monkeypatch):
+    """While a request is answered the preload pauses between its reads, holding no read
+    lock: the request's refresh commits at once (once it waited for the preload, which
+    waited for it, and the background process answered nothing), and the preload, finding
+    the cache moved on, keeps nothing."""
+    import threading
+    import time
+    import types
+
+    repo, files = store
+    ws = repo.ws
+    _, st = _state(ws)
+    paused = threading.Event()
+
+    def sleep(seconds: float) -> None:
+        paused.set()
+        time.sleep(seconds)
+
+    monkeypatch.setattr(resident, "time", types.SimpleNamespace(sleep=sleep))
+    monkeypatch.setattr(resident, "PRELOAD_ROWS", 200)  # many reads, a pause before each
+    loaded = []
+    with resident.answering():
+        reader = threading.Thread(target=lambda: loaded.append(resident._stores[
+            ws.state_dir].preload(lambda: db.connect(ws.state_dir), st)))
+        reader.start()
+        assert paused.wait(10)
+        files[2].write_text(files[2].read_text() + "\nWritten meanwhile.\n", encoding="utf-8")
+        with db.impatient():  # a lock held elsewhere fails at once rather than in 30 s
+            conn, _ = open_fresh(ws)
+        try:
+            assert conn.execute("SELECT count(*) FROM bodies WHERE body LIKE "
+                                "'%Written meanwhile.%'").fetchone()[0] == 1
+        finally:
+            conn.close()
+    reader.join(10)
+    assert loaded == [0]

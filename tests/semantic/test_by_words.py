@@ -242,10 +242,6 @@ def _listed(repo, env: dict) -> dict[str, str]:
     return {m["path"]: m["title"] for m in json.loads(proc.stdout)["memories"]}
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "a known hang, not mended yet: about one run in three, the background process never "
-    "answers the 'fresh' request that follows a file added after its start (a 20 s wait "
-    "times out too), and the command rightly walks; the closing note of 2026-11-28 says so"))
 def test_a_listing_at_a_large_store_starts_the_process_for_the_next_command(store,
                                                                              monkeypatch):
     """`dmm list` at a large store with no process running walks, answers, and starts one
