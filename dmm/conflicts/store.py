@@ -35,10 +35,9 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
     try:
         # a conflict this cache ever reported is not new when it comes back (an undone
         # resolution reopens it; a memory edited back and forth)
-        seen = _seen(conn)
-        first_seen = {**seen, **_stored(conn, "conflict_id, detected_at", "conflict_id",
-                                        None if focus is None else
-                                        [c.conflict_id for c in conflicts])}
+        ids = None if focus is None else [c.conflict_id for c in conflicts]
+        first_seen = {**_seen(conn, ids), **_stored(conn, "conflict_id, detected_at",
+                                                    "conflict_id", ids)}
         kept = set()  # found by an analyzer this scan did not run: not this scan's to judge
         if methods is not None:
             for cid, record in conn.execute("SELECT conflict_id, record FROM conflicts"):
@@ -79,13 +78,11 @@ def save(conn: sqlite3.Connection, conflicts: list[Conflict], focus: set[str] | 
                          (c.conflict_id, ids[0], ids[1], c.type, c.detection_method,
                           c.confidence, c.description, c.evidence, json.dumps(c.to_dict()),
                           c.detected_at, c.scan_id))
-        seen.update({c.conflict_id: c.detected_at for c in conflicts})
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('seen_conflicts', ?)",
-                     (marshal.dumps(seen),))
+        conn.executemany("INSERT OR REPLACE INTO seen_conflicts VALUES (?, ?)",
+                         [(c.conflict_id, c.detected_at) for c in conflicts])
         # only a scan by every analyzer of everything that changed brings the store up to date
         if methods is None and complete:
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned', ?)",
-                         (marshal.dumps(_scanned_now(conn)),))
+            _record_scanned(conn)
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('touched', ?)",
                          (marshal.dumps([]),))
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('scanned_with', ?)",
@@ -148,9 +145,15 @@ def _carry(conflict: Conflict, earlier: dict) -> None:
         conflict.evidence += " | " + earlier["evidence"]
 
 
-def _seen(conn: sqlite3.Connection) -> dict[str, str]:
-    """Every conflict this cache ever detected, with when it first did."""
-    return db.meta_blob(conn, "seen_conflicts", dict) or {}
+def _seen(conn: sqlite3.Connection, ids: list[str] | None = None) -> dict[str, str]:
+    """Conflicts this cache ever detected (all, or those of ``ids``), with when it first did."""
+    if ids is None:
+        return dict(conn.execute("SELECT conflict_id, detected_at FROM seen_conflicts"))
+    out: dict[str, str] = {}
+    for chunk, marks in in_chunks(ids):
+        out.update(conn.execute(f"SELECT conflict_id, detected_at FROM seen_conflicts "
+                                f"WHERE conflict_id IN ({marks})", chunk))
+    return out
 
 
 def first_seen(conn: sqlite3.Connection) -> dict[str, str]:
@@ -180,50 +183,19 @@ def scans(conn: sqlite3.Connection, limit: int = 20) -> list[dict]:
         "SELECT record FROM conflict_scans ORDER BY started_at DESC LIMIT ?", (limit,))]
 
 
-def _digests(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, str]:
-    """{"id path": digest} of every memory, or of those at ``paths``."""
-    if paths is None:
-        return dict(conn.execute("SELECT id || ' ' || path, digest FROM memories"))
-    out: dict[str, str] = {}
-    for chunk, marks in in_chunks(paths):
-        out.update(conn.execute(f"SELECT id || ' ' || path, digest FROM memories WHERE path IN "
-                                f"({marks})", chunk))
-    return out
-
-
-# the last 'scanned' record read: (connection, its state then, the record). A hook asks for
-# it three times (what is pending, what changed, what the scan saves), and at 50,000 memories
-# each read was 5.7 MB to unmarshal. Read again once the cache changed: written by this
-# connection (total_changes) or committed by another (PRAGMA data_version).
-_LAST_SCANNED: tuple = (None, None, None)
-
-
-def _scanned(conn: sqlite3.Connection) -> dict[str, str] | None:
-    """The digests the last scan saw ({"id path": digest}); not to be modified."""
-    global _LAST_SCANNED
-    state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
-    if _LAST_SCANNED[0] is conn and _LAST_SCANNED[1] == state:
-        return _LAST_SCANNED[2]
-    found = db.meta_blob(conn, "scanned", dict)
-    if found is None:
-        return None
-    _LAST_SCANNED = (conn, state, found)
-    return found
-
-
-def _scanned_now(conn: sqlite3.Connection) -> dict[str, str]:
-    """What the 'scanned' record becomes when the store as the cache holds it is scanned:
-    the record before, with the rows of the paths a refresh touched since (index/refresh.py
-    keeps them) read again; every row when that is not known. Never reads the whole table
-    for a few changed memories."""
+def _record_scanned(conn: sqlite3.Connection) -> None:
+    """Make table ``scanned`` say the store as the cache holds it was scanned: only the rows
+    of the paths a refresh touched since the last record (index/refresh.py keeps them), every
+    row when that is not known. Never rewrites the whole table for a few changed memories."""
     touched = touched_paths(conn)
-    before = _scanned(conn) if touched is not None else None
-    if before is None:
-        return _digests(conn)
-    paths = set(touched)
-    out = {key: digest for key, digest in before.items() if key.split(" ", 1)[1] not in paths}
-    out.update(_digests(conn, sorted(paths)))
-    return out
+    if touched is None or scanned_with(conn) is None:
+        conn.execute("DELETE FROM scanned")
+        conn.execute("INSERT INTO scanned SELECT path, id, digest FROM memories")
+        return
+    for chunk, marks in in_chunks(sorted(touched)):
+        conn.execute(f"DELETE FROM scanned WHERE path IN ({marks})", chunk)
+        conn.execute(f"INSERT INTO scanned SELECT path, id, digest FROM memories "
+                     f"WHERE path IN ({marks})", chunk)
 
 
 def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
@@ -231,23 +203,25 @@ def changed_since_scan(conn: sqlite3.Connection, fingerprint: str,
     """(ids of memories added or changed, whether any memory went away) since the last scan;
     None when this cache never scanned, or scanned with other analyzers or settings. A scan of
     the changed ids also drops the conflicts of memories that went away (store.save), so an
-    empty id set can still need a scan."""
+    empty id set can still need a scan. A memory whose file now holds another id counts as
+    gone, and the new id as added."""
     if scanned_with(conn) != fingerprint:
         return None
-    before = _scanned(conn)
-    if before is None:
-        return None
+    changed_sql = ("SELECT m.id FROM memories m LEFT JOIN scanned s ON s.path = m.path "
+                   "WHERE (s.path IS NULL OR s.id != m.id OR s.digest != m.digest)")
+    gone_sql = ("SELECT 1 FROM scanned s LEFT JOIN memories m ON m.path = s.path "
+                "WHERE (m.path IS NULL OR m.id != s.id)")
     touched = touched_paths(conn)
     if touched is None:  # not known since when: every memory's digest decides
-        now = _digests(conn)
-        changed = {key.split(" ", 1)[0] for key, digest in now.items()
-                   if before.get(key) != digest}
-        return changed, bool(set(before) - set(now))
+        return ({row[0] for row in conn.execute(changed_sql)},
+                conn.execute(gone_sql + " LIMIT 1").fetchone() is not None)
     # only the paths a refresh touched since the scan can differ
-    paths = set(touched)
-    now = _digests(conn, sorted(paths))
-    changed = {key.split(" ", 1)[0] for key, digest in now.items() if before.get(key) != digest}
-    gone = any(key not in now for key in before if key.split(" ", 1)[1] in paths)
+    changed, gone = set(), False
+    for chunk, marks in in_chunks(sorted(touched)):
+        changed.update(row[0] for row in conn.execute(
+            f"{changed_sql} AND m.path IN ({marks})", chunk))
+        gone = gone or conn.execute(f"{gone_sql} AND s.path IN ({marks}) LIMIT 1",
+                                    chunk).fetchone() is not None
     return changed, gone
 
 

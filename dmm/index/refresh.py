@@ -127,8 +127,9 @@ def rebuild(ws: Workspace, progress: Progress | None = None,
 # what `dmm reindex` carries over into the new cache: the scans' results and memory, which
 # the memory files alone cannot give back (a full scan takes seconds, and which conflicts
 # were already reported would be forgotten)
-KEPT_TABLES = ("conflicts", "conflict_scans", "verdicts")  # verdicts: paid for
-KEPT_META = ("scanned", "scanned_with", "seen_conflicts")
+# (the verdicts were paid for)
+KEPT_TABLES = ("conflicts", "conflict_scans", "verdicts", "scanned", "seen_conflicts")
+KEPT_META = ("scanned_with",)
 
 
 def scan_state(conn: sqlite3.Connection) -> dict:

@@ -1,6 +1,6 @@
 """Schema of the cache database. Bump SCHEMA_VERSION on any change: an older cache is rebuilt."""
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 DDL = """
 CREATE TABLE memories (
@@ -109,4 +109,18 @@ CREATE TABLE features (
 -- what an incremental scan asks of the rows of every memory recording a move (scanner._moves),
 -- read from the index alone: the rows themselves are wide and scattered
 CREATE INDEX features_valid ON features(path, code, digest, title, moved_from);
+-- each memory as the last complete conflict scan saw it (conflicts/store.py): what changed
+-- since is what an incremental scan reads, and a scan rewrites only the rows of the files a
+-- refresh touched since (meta 'touched'); valid with meta 'scanned_with'
+CREATE TABLE scanned (
+    path TEXT PRIMARY KEY,
+    id TEXT NOT NULL,
+    digest TEXT NOT NULL        -- memories.digest then
+) WITHOUT ROWID;
+-- every conflict this cache ever detected, with when it first did (a resolved conflict that
+-- comes back is not new)
+CREATE TABLE seen_conflicts (
+    conflict_id TEXT PRIMARY KEY,
+    detected_at TEXT NOT NULL
+) WITHOUT ROWID;
 """

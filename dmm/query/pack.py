@@ -166,7 +166,7 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
         warnings.append("no memory matched the task: try other words, or check `dmm status`")
     found = []
     if conflicts_dir is not None and not conn.execute(
-            "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
+            "SELECT 1 FROM meta WHERE key = 'scanned_with'").fetchone():
         # a fresh clone or a rebuilt cache: say so rather than imply there is no conflict
         warnings.append("conflicts among these memories were not checked: this cache has "
                         "never been scanned (run `dmm conflicts scan`; the git hooks keep it "

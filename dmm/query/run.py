@@ -171,8 +171,9 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         else:
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)
-        if how is None and not conn.execute("SELECT 1 FROM meta WHERE key = 'scanned'"
-                                          ).fetchone() and _adoption_untried(ws, conn):
+        if how is None and not conn.execute(
+                "SELECT 1 FROM meta WHERE key = 'scanned_with'").fetchone() \
+                and _adoption_untried(ws, conn):
             # a linked work tree: another one may have scanned these very memories
             from dmm.conflicts.service import adopt
 
@@ -190,7 +191,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
                               resident=None if how in (FIRST_BUILD, HELD, UNCHECKED)
                               else _resident(ws, conn))
         if db.FALLBACK_REASON and not conn.execute(
-                "SELECT 1 FROM meta WHERE key = 'scanned'").fetchone():
+                "SELECT 1 FROM meta WHERE key = 'scanned_with'").fetchone():
             # no cache can keep a scan here (a read-only store): check the pack's own
             # memories now, rather than say nothing was checked
             from dmm.conflicts.scanner import scan

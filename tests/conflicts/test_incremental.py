@@ -104,12 +104,20 @@ def test_what_changed_since_the_scan_is_read_from_the_touched_files_alone(store)
     conn.close()
     conn, _ = open_fresh(repo.ws)
     run_scan(repo.ws, conn)  # records the scanned digests from every row again, then tracks
-    scanned = conflict_store._scanned(conn)
-    assert scanned == conflict_store._digests(conn) and conflict_store.touched_paths(conn) == []
+    assert _recorded(conn) == _as_cached(conn) and conflict_store.touched_paths(conn) == []
     paths[0].write_text(paths[0].read_text() + "\nAnd another.\n")
     conn.close()
     conn, _ = open_fresh(repo.ws)
     assert conflict_store.changed_since_scan(conn, fp) == ({ids[0]}, False)
-    run_scan(repo.ws, conn)
-    assert conflict_store._scanned(conn) == conflict_store._digests(conn)
+    run_scan(repo.ws, conn)  # rewrites that one row
+    assert _recorded(conn) == _as_cached(conn)
     conn.close()
+
+
+def _recorded(conn) -> list:
+    """Each memory as the last scan recorded it (table ``scanned``)."""
+    return sorted(conn.execute("SELECT path, id, digest FROM scanned"))
+
+
+def _as_cached(conn) -> list:
+    return sorted(conn.execute("SELECT path, id, digest FROM memories"))
