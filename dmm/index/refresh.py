@@ -373,10 +373,23 @@ def index_terms(memory: Memory) -> tuple[Counter, float]:
     return tf, length
 
 
+# the last file list read: (connection, its state then, the list). A hook's refresh asks for
+# it three times (what it knew, whether anything changed, what changed under the lock), and
+# at 50,000 memories each read is 3.6 MB to unmarshal. Read again once the cache changed:
+# written by this connection (total_changes) or committed by another (PRAGMA data_version).
+_LAST_FILES: tuple = (None, None, None)
+
+
 def _known_files(conn: sqlite3.Connection) -> dict[str, store.FileStat]:
-    """The files the cache was built from, as store.scan returns them (one blob: fast)."""
-    files = db.meta_blob(conn, "files", dict)
-    return {} if files is None else files
+    """The files the cache was built from, as store.scan returns them (one blob: fast); not
+    to be modified."""
+    global _LAST_FILES
+    state = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    if _LAST_FILES[0] is conn and _LAST_FILES[1] == state:
+        return _LAST_FILES[2]
+    files = db.meta_blob(conn, "files", dict) or {}
+    _LAST_FILES = (conn, state, files)
+    return files
 
 
 def _indexed_with(conn: sqlite3.Connection) -> str | None:
