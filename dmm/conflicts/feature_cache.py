@@ -37,7 +37,7 @@ from dmm.conflicts.cues import first_move
 from dmm.conflicts.features import text_features
 from dmm.conflicts.quantities import Quantity, Version
 from dmm.index.db import in_chunks
-from dmm.index.refresh import _digest as digest
+from dmm.index.refresh import digest
 from dmm.memory import Memory
 
 # the modules whose code decides text_features' answer (features.py's imports that read text)
@@ -67,9 +67,9 @@ def code_version() -> bytes:
 
 def key(m: Memory) -> bytes:
     """What a memory's kept features must have been computed from."""
-    digest = hashlib.sha1(code_version())
-    digest.update("\x1f".join((m.path, m.title, json.dumps(m.tags), m.body)).encode())
-    return digest.digest()
+    fingerprint = hashlib.sha1(code_version())
+    fingerprint.update("\x1f".join((m.path, m.title, json.dumps(m.tags), m.body)).encode())
+    return fingerprint.digest()
 
 
 def pack(fields: dict) -> bytes:

@@ -463,7 +463,7 @@ def _insert_memory(conn: sqlite3.Connection, m: Memory, stats: bool = True) -> N
         (m.path, m.id, m.title, json.dumps(m.tags), m.scope, m.priority, m.confidence,
          m.status, m.created.isoformat() if m.created else None,
          m.expires.isoformat() if m.expires else None, json.dumps(m.supersedes),
-         json.dumps(m.related), m.tokens, _digest(m), length))
+         json.dumps(m.related), m.tokens, digest(m), length))
     doc = cur.lastrowid
     conn.execute("INSERT INTO bodies(doc, body) VALUES (?, ?)", (doc, m.body))
     conn.executemany("INSERT INTO postings(term, doc, weight) VALUES (?, ?, ?)",
@@ -477,7 +477,7 @@ def _insert_memory(conn: sqlite3.Connection, m: Memory, stats: bool = True) -> N
     conn.execute("INSERT INTO moves(doc) SELECT ? WHERE ? LIKE '%from %to %'", (doc, m.body))
 
 
-def _digest(m: Memory) -> str:
+def digest(m: Memory) -> str:
     """Fingerprint of everything a conflict analyzer reads from a memory."""
     import hashlib
 
