@@ -12,10 +12,10 @@ answered, and a first turn does not wait for the SDK), and forwards every messag
 `initialize` included, to the SDK's server through a pipe; the SDK's own answers to the
 requests already answered are dropped (and compared: a difference is logged on stderr, and a
 test keeps it empty). Tool calls that arrive before the SDK is ready (its answer to
-`initialize` marks it) are answered by the front too, each in a thread of its own, from the
-same tool table and result shape as the SDK's server (dmm.agents.mcp_server: it imports no
-SDK): the SDK's import took 1-4 s, and a first `memory_query` sent at once waited for it
-(the first-minute benchmark). Requests the front cannot answer (reading a resource, anything
+`initialize` marks it) are answered by the front too, each in a thread of its own (at most
+FRONT_CALLS at once; more wait for the SDK), from the same tool table and result shape as the
+SDK's server (dmm.agents.mcp_server: it imports no SDK): the SDK's import took 1-4 s, and a
+first `memory_query` sent at once waited for it (the first-minute benchmark). Requests the front cannot answer (reading a resource, anything
 once the SDK is ready) go to the SDK, in order.
 
 It also marks the processes it starts as an agent's: DMM_AGENT=mcp:<client> in its
@@ -46,6 +46,9 @@ LISTS = {"tools/list": mcp_tools.tools_list, "resources/list": mcp_tools.resourc
          "resources/templates/list": mcp_tools.templates_list}
 # no prompts are offered (no "prompts" capability): the SDK answers "Method not found"
 NO_SUCH_METHOD = ("prompts/list",)
+# tool calls the front answers at once, each in a thread (a session's first turn makes a few);
+# more, from a client that floods it, are forwarded to the SDK and wait for it in order
+FRONT_CALLS = 8
 
 
 class Front:
@@ -60,6 +63,7 @@ class Front:
         self.ws = ws  # tool calls before the SDK is ready are answered here (None: never)
         self.sdk_ready = threading.Event()
         self.tools = None  # the tool table, made at the first call the front answers
+        self.calls = threading.BoundedSemaphore(FRONT_CALLS)  # its calls answered at once
 
     def who(self) -> str:
         return f"agent:{self.client}" if self.client else "agent"
@@ -143,23 +147,27 @@ class Front:
             return True
         if method == "tools/call" and self.ws is not None and not self.sdk_ready.is_set() \
                 and isinstance(params.get("name"), str) and \
-                isinstance(params.get("arguments", {}), (dict, type(None))):
+                isinstance(params.get("arguments", {}), (dict, type(None))) \
+                and self.calls.acquire(blocking=False):
             threading.Thread(target=self._call_tool, daemon=True, name="dmm-front-call",
                              args=(request_id, params["name"], params.get("arguments"))
                              ).start()
             return True
-        return False
+        return False  # a call beyond FRONT_CALLS at once waits for the SDK, in order
 
     def _call_tool(self, request_id: Any, name: str, arguments: dict | None) -> None:
         """A tool call answered as the SDK's server answers it (mcp_server.build_server)."""
         from dmm.agents import mcp_server
 
-        with self.lock:
-            if self.tools is None:
-                self.tools = mcp_server.handlers(self.ws, self.who)
-        result, error = mcp_server.run_tool(self.tools, name, arguments)
-        self.reply(request_id, mcp_server.tool_result(result) if error is None else
-                   mcp_server.error_result(error))
+        try:
+            with self.lock:
+                if self.tools is None:
+                    self.tools = mcp_server.handlers(self.ws, self.who)
+            result, error = mcp_server.run_tool(self.tools, name, arguments)
+            self.reply(request_id, mcp_server.tool_result(result) if error is None else
+                       mcp_server.error_result(error))
+        finally:
+            self.calls.release()
 
     def read_sdk(self, from_sdk) -> None:
         for line in from_sdk:

@@ -129,3 +129,46 @@ def test_a_server_builds_its_cache_only_once_the_background_process_is_asked(rep
     for thread in [t for t in threading.enumerate() if t.name == "dmm-warm-cache"]:
         thread.join(30)
     assert db.ever_filled(repo.ws.state_dir)
+
+
+def test_the_front_answers_a_few_tool_calls_at_once_and_forwards_the_rest(repo, monkeypatch):
+    """Each tool call the front answers before the SDK is ready holds a thread: a client that
+    sends many at once gets FRONT_CALLS of them answered there and the rest forwarded to the
+    SDK (which answers them in order once loaded), never a thread per call."""
+    import io
+    import json
+    import threading
+    import time
+
+    from dmm.agents import mcp_stdio
+
+    held, started = threading.Event(), threading.Semaphore(0)
+
+    def slow_call(self, request_id, name, arguments):  # in flight until released
+        try:
+            started.release()
+            held.wait(30)
+            self.reply(request_id, {"content": [], "isError": False})
+        finally:
+            self.calls.release()
+
+    monkeypatch.setattr(mcp_stdio.Front, "_call_tool", slow_call)
+    out = io.BytesIO()
+    front = mcp_stdio.Front(io.BytesIO(), out, io.BytesIO(), ws=repo.ws)
+
+    def line(i: int, method: str, params: dict) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
+                           "params": params}).encode()
+
+    assert not front._handled(line(0, "initialize", {"protocolVersion": "2025-06-18"}))
+    call = {"name": "memory_list", "arguments": {}}
+    many = mcp_stdio.FRONT_CALLS + 3
+    taken = [front._handled(line(i, "tools/call", call)) for i in range(1, many + 1)]
+    assert taken == [True] * mcp_stdio.FRONT_CALLS + [False] * 3
+    for _ in range(mcp_stdio.FRONT_CALLS):
+        assert started.acquire(timeout=BOUND_S)
+    held.set()
+    deadline = time.monotonic() + BOUND_S
+    while not front._handled(line(many + 1, "tools/call", call)):  # a slot is back once one ends
+        assert time.monotonic() < deadline, "no slot came back"
+        time.sleep(0.01)
