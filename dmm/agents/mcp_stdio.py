@@ -15,8 +15,9 @@ test keeps it empty). Tool calls that arrive before the SDK is ready (its answer
 `initialize` marks it) are answered by the front too, each in a thread of its own (at most
 FRONT_CALLS at once; more wait for the SDK), from the same tool table and result shape as the
 SDK's server (dmm.agents.mcp_server: it imports no SDK): the SDK's import took 1-4 s, and a
-first `memory_query` sent at once waited for it (the first-minute benchmark). Requests the front cannot answer (reading a resource, anything
-once the SDK is ready) go to the SDK, in order.
+first `memory_query` sent at once waited for it (the first-minute benchmark). Requests the
+front cannot answer (reading a resource, anything once the SDK is ready) go to the SDK, in
+order.
 
 It also marks the processes it starts as an agent's: DMM_AGENT=mcp:<client> in its
 environment, so a decision command run from them is refused (dmm.agents.identity).
