@@ -23,8 +23,9 @@ from typing import Any
 
 
 class StandIn:
-    def __init__(self, script: list[dict]):
+    def __init__(self, script: list[dict], pause: float = 0.0):
         self.script = script
+        self.pause = pause  # seconds before each model answer, as a real model thinks
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"standin": self})
@@ -128,7 +129,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.standin.requests.append({"path": self.path, **body})
         if "count_tokens" in self.path:
             self._json({"input_tokens": 1000})
-        elif "/messages" in self.path:
+            return
+        if self.standin.pause and ("/messages" in self.path or "/responses" in self.path):
+            import time
+
+            time.sleep(self.standin.pause)
+        if "/messages" in self.path:
             self._anthropic(body)
         elif "/responses" in self.path:
             self._openai(body)

@@ -2,13 +2,13 @@
 demand, where `claude` is installed from the npm registry): a repository of ``--size``
 generated memories set up by `dmm agent setup claude`, then `claude -p` driven through a whole
 session by the stand-in model on 127.0.0.1 (tests/agents/standin.py: three `memory_query`
-calls and a final answer). While it runs, every process of the install's dmm is sampled from
+calls and a final answer, each answer after ``--think`` seconds, as a model takes). While it runs, every process of the install's dmm is sampled from
 /proc: its kind (`dmm mcp`, the background process, a hook, another command), its peak
 resident memory, and whether it loaded the model (onnxruntime mapped). After the session,
 the processes still running and their memory, at once and ``--settle`` seconds later.
 
     python tests/benchmarks/bench_claude_session.py [--size 2000] [--baseline OTHER_PYTHON]
-        [--clients /work/clients/node_modules/.bin] [--settle 30]
+        [--clients /work/clients/node_modules/.bin] [--settle 30] [--think 5]
 
 --baseline: the same session with another install's dmm first ('before'); the model cache is
 the user's own (DMM_CACHE_DIR as set), so neither pays for deriving the model.
@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import installs, load, make_repo, stop_daemon  # noqa: E402
+from common import dmm_of, installs, load, make_repo, stop_daemon  # noqa: E402
 
 from tests.agents.standin import StandIn  # noqa: E402
 
@@ -52,11 +52,12 @@ def _processes(root: Path, bin_dir: Path) -> dict[int, tuple[str, str]]:
         line = " ".join(argv)
         if not argv or not argv[0].startswith(str(bin_dir)):
             continue
-        if "dmm.background.daemon" in line:
-            if argv[-2:] == [str(root), ""] or str(root) in argv:
+        if "-m dmm.background.daemon" in line or "-m dmm.semantic.daemon" in line:  # older
+            if str(root) in argv:
                 found[int(entry.name)] = ("background process", line)
-        elif cwd.startswith(str(root)):
-            kind = "dmm mcp" if " mcp" in line else "hook" if " hook " in line else "other"
+        elif cwd.startswith(str(root)) or str(root) in argv:
+            kind = "dmm mcp" if " mcp" in line else "hook" if " hook " in line else \
+                "conflict scan" if " conflicts scan" in line else "other"
             found[int(entry.name)] = (kind, line)
     return found
 
@@ -111,14 +112,14 @@ class Sampler:
         self.thread.join()
 
 
-def session(python: str, size: int, clients: Path, settle: float) -> dict:
+def session(python: str, size: int, clients: Path, settle: float, think: float) -> dict:
     bin_dir = Path(python).parent
     tmp = Path(tempfile.mkdtemp(prefix="dmm_bench_claude_"))
     root = tmp / "repo"
     root.mkdir()
     home = tmp / "home"
     home.mkdir()
-    make_repo(root, size)
+    make_repo(root, size, dmm_of(python))
     env = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin"}
     env.pop("DMM_SEMANTIC", None)  # the model on, as a user has it
     subprocess.run([str(bin_dir / "dmm"), "agent", "setup", "claude"], cwd=root, env=env,
@@ -131,7 +132,7 @@ def session(python: str, size: int, clients: Path, settle: float) -> dict:
         {"enabledMcpjsonServers": ["dmm"]}))
     steps = [{"tool": "memory_query", "input": {"task": t}} for t in TASKS] + [{"text": "Done."}]
     started = time.perf_counter()
-    with StandIn(steps) as standin, Sampler(root, bin_dir) as sampler:
+    with StandIn(steps, pause=think) as standin, Sampler(root, bin_dir) as sampler:
         proc = subprocess.run(
             [str(clients / "claude"), "-p", "How are invoices numbered?",
              "--allowedTools", "mcp__dmm"], cwd=root, capture_output=True, text=True,
@@ -176,13 +177,15 @@ def main() -> None:
     ap.add_argument("--clients", type=Path, default=Path(os.environ.get(
         "DMM_AGENT_CLIENTS", "/work/clients/node_modules/.bin")))
     ap.add_argument("--settle", type=float, default=30.0)
+    ap.add_argument("--think", type=float, default=5.0, help="seconds the stand-in model "
+                    "takes per answer (a real one takes seconds: the session lasts)")
     args = ap.parse_args()
     if not (args.clients / "claude").exists():
         sys.exit(f"claude is not installed in {args.clients} (npm install @anthropic-ai/"
                  "claude-code there, or give --clients)")
     print(f"started: {load()}", flush=True)
     for label, python in installs(args.baseline):
-        report(label, session(python, args.size, args.clients, args.settle))
+        report(label, session(python, args.size, args.clients, args.settle, args.think))
     print(f"\nfinished: {load()}")
 
 

@@ -39,14 +39,14 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, int]:
     return elapsed, usage.ru_maxrss
 
 
-def make_repo(root: Path, size: int) -> list[Path]:
-    """A git repository at ``root`` with dmm initialised (no hooks) and ``size`` synthetic
-    memories committed; returns the memory files."""
+def make_repo(root: Path, size: int, dmm: list[str] = DMM) -> list[Path]:
+    """A git repository at ``root`` with dmm initialised (no hooks; by ``dmm``, whose settings
+    it writes) and ``size`` synthetic memories committed; returns the memory files."""
     run = lambda *c: subprocess.run(c, cwd=root, check=True, capture_output=True)  # noqa: E731
     run("git", "init", "-q", "-b", "main")
     run("git", "config", "user.name", "bench")
     run("git", "config", "user.email", "bench@example.com")
-    run(*DMM, "init", "--no-hooks")
+    run(*dmm, "init", "--no-hooks")
     files = generate(root / ".dmm" / "memory", size)
     run("git", "add", "-A")
     run("git", "commit", "-qm", "store")
