@@ -153,6 +153,8 @@ def test_the_front_answers_a_few_tool_calls_at_once_and_forwards_the_rest(repo, 
             self.calls.release()
 
     monkeypatch.setattr(mcp_stdio.Front, "_call_tool", slow_call)
+    # the front marks its process as an agent's at `initialize`: undone after this test
+    monkeypatch.setenv("DMM_AGENT", "")
     out = io.BytesIO()
     front = mcp_stdio.Front(io.BytesIO(), out, io.BytesIO(), ws=repo.ws)
 
