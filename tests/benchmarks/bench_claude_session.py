@@ -147,6 +147,9 @@ def session(python: str, size: int, clients: Path, settle: float, think: float) 
     later = after.sample()
     later_model = {pid for pid in later if _has_model(pid)}
     stop_daemon(root)
+    for pid, (kind, _) in _processes(root, bin_dir).items():  # an older install's, by name
+        if kind == "background process":
+            os.kill(pid, 15)
     return {"exit": proc.returncode, "wall_s": round(wall, 1), "tool_results": len(results),
             "processes": sampler.seen, "at_end": at_end, "later": later,
             "later_model": sorted(later_model),
