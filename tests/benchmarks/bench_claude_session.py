@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from common import dmm_of, installs, load, make_repo, stop_daemon  # noqa: E402
+from common import (dmm_of, installs, load, make_repo, processes,  # noqa: E402
+                    stop_daemon)
 
 from tests.agents.standin import StandIn  # noqa: E402
 
@@ -41,24 +42,17 @@ def _processes(root: Path, bin_dir: Path) -> dict[int, tuple[str, str]]:
     """{pid: (kind, command line)} of the processes of the install in ``bin_dir`` serving
     ``root`` (started from it, or the background process named after it)."""
     found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
+    for pid, argv, cwd in processes():
         line = " ".join(argv)
-        if not argv or not argv[0].startswith(str(bin_dir)):
+        if not argv[0].startswith(str(bin_dir)):
             continue
         if "-m dmm.background.daemon" in line or "-m dmm.semantic.daemon" in line:  # older
             if str(root) in argv:
-                found[int(entry.name)] = ("background process", line)
+                found[pid] = ("background process", line)
         elif cwd.startswith(str(root)) or str(root) in argv:
             kind = "dmm mcp" if " mcp" in line else "hook" if " hook " in line else \
                 "conflict scan" if " conflicts scan" in line else "other"
-            found[int(entry.name)] = (kind, line)
+            found[pid] = (kind, line)
     return found
 
 

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import TASKS, daemon_pid, dmm_of, load, stop_daemon  # noqa: E402
+from common import TASKS, daemon_pid, dmm_of, load, processes, stop_daemon  # noqa: E402
 from generate import generate  # noqa: E402
 
 
@@ -164,19 +164,9 @@ def rss_mb(pid: int | None) -> str:
 
 def dmm_processes(root: Path) -> int:
     """How many processes run dmm for ``root`` (its servers and background processes)."""
-    found = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if any("dmm" in a for a in args[:5]) and (str(root) in args or cwd.startswith(
-                str(root)) or any(str(root) in a for a in args)):
-            found += 1
-    return found
+    return sum(1 for _, args, cwd in processes()
+               if any("dmm" in a for a in args[:5]) and (cwd.startswith(str(root))
+                                                         or any(str(root) in a for a in args)))
 
 
 def session(dmm: list[str], size: int, quick: bool = False) -> list[tuple[str, float, str]]:

@@ -108,18 +108,25 @@ def load() -> str:
     return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} (1 / 5 / 15 min)"
 
 
+def processes() -> Iterator[tuple[int, list[str], str]]:
+    """(pid, argv, working folder) of every running process this user may read."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+                cwd = os.readlink(entry / "cwd")
+            except OSError:
+                continue
+            yield int(entry.name), argv, cwd
+
+
 def daemon_pid(root: Path) -> int | None:
     """The background process serving ``root``, whichever install started it (asking it over
     the socket would stop one of another build), or None."""
     want = ["-m", "dmm.background.daemon", str(root)]
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                args = (entry / "cmdline").read_bytes().decode().split("\0")
-            except OSError:
-                continue
-            if any(args[i:i + 3] == want for i in range(len(args))):
-                return int(entry.name)
+    for pid, args, _ in processes():
+        if any(args[i:i + 3] == want for i in range(len(args))):
+            return pid
     return None
 
 
