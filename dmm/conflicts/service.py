@@ -334,9 +334,11 @@ def _proposed(ws: Workspace) -> dict[str, str]:
 
 def _judge_severity(conn: sqlite3.Connection, found: list[Conflict], today: dt.date) -> None:
     """Set each conflict's severity from its memories as the cache has them."""
-    from dmm.conflicts.severity import severity
+    from dmm.conflicts.severity import by_type, severity
 
-    mems = memories_of(conn, found, scalars=True)  # no body, tag or link is a factor
+    # no body, tag or link is a factor, and a duplicate's type alone decides (most of a large
+    # store's conflicts: 1,914 of 2,220 at 50,000 generated memories)
+    mems = memories_of(conn, [c for c in found if by_type(c) is None], scalars=True)
     for c in found:
         c.severity = severity(c, [mems[m.memory_id] for m in c.memories
                                   if m.memory_id in mems], today)

@@ -42,9 +42,16 @@ def points(conflict: Conflict, memories: list[Memory], today: dt.date) -> int:
     return score
 
 
+def by_type(conflict: Conflict) -> str | None:
+    """The severity ``conflict``'s type alone decides (a duplicate is always low), or None
+    when its memories decide: a caller reads the memories of these conflicts alone."""
+    return "low" if conflict.type == "duplicate" else None
+
+
 def severity(conflict: Conflict, memories: list[Memory], today: dt.date) -> str:
-    if conflict.type == "duplicate":
-        return "low"
+    decided = by_type(conflict)
+    if decided is not None:
+        return decided
     score = points(conflict, memories, today)
     return "critical" if score >= 7 else "high" if score >= 5 else \
         "medium" if score >= 3 else "low"
