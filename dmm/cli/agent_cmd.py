@@ -67,6 +67,21 @@ def _deadline() -> float:
     return max(0.01, seconds - quick.elapsed()) if seconds > 0 else seconds
 
 
+def _start_wait(ws, event: str, seconds: float) -> float:
+    """How long a hook waits for a background process that is not answering yet (starting:
+    the session's first hook started it, and at 50,000 memories it answers about 0.45 s
+    later). For a prompt at a large store, where the answer without it is one line, half of
+    what is left of the deadline (issue 39: a prompt met that line while the process was
+    starting); otherwise none: a session's start answers the baseline from its files, and a
+    small store's prompt is answered here for less than the wait."""
+    from dmm.background import client
+
+    if event == "user-prompt-submit" and ws.config["semantic"]["background"] \
+            and client.large(ws):
+        return seconds / 2
+    return max(0.0, seconds - 2.0)
+
+
 def _watchdog(fallback: list):
     """The hook's own deadline: whatever it waits on, after 0.9 s (DMM_HOOK_DEADLINE_MS
     changes it; 0 turns it off) it prints what it has at once and exits 0, so the prompt goes
@@ -130,8 +145,9 @@ def hook_cmd(ctx, event) -> int:
         from dmm.background.client import via_background
 
         # an agent waits for this, and the watchdog gives it the deadline (0.9 s): a process
-        # that is not running yet is started for the next prompt and this one is answered by
-        # words; one that is slow to answer is passed by with time left to answer by words.
+        # that is not running yet is started (and, for a prompt at a large store, waited for),
+        # else this one is answered by words; one that is slow to answer is passed by with
+        # time left to answer by words.
         # The baseline is read from its files meanwhile, to be answered should the pack not
         # come: at once for a session's start (it is most of that answer anyway, once a
         # session), past a third of the deadline for a prompt (most prompts never need it).
@@ -142,7 +158,7 @@ def hook_cmd(ctx, event) -> int:
 
         answer = None if quick.timed_out() else via_background(
             ws, {"op": "hook", "event": event, "payload": payload, "wait": seconds / 4},
-            start_wait=max(0.0, seconds - 2.0), answer_wait=seconds / 2)[0]
+            start_wait=_start_wait(ws, event, seconds), answer_wait=seconds / 2)[0]
         text = answer["out"] if answer is not None else by_itself(ws, event, payload)
     except Exception as exc:  # noqa: BLE001 - a hook never blocks the agent
         detail = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
