@@ -165,8 +165,7 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
     if not ranked:
         warnings.append("no memory matched the task: try other words, or check `dmm status`")
     found = []
-    if conflicts_dir is not None and not conn.execute(
-            "SELECT 1 FROM meta WHERE key = 'scanned_with'").fetchone():
+    if conflicts_dir is not None and not ever_scanned(conn):
         # a fresh clone or a rebuilt cache: say so rather than imply there is no conflict
         warnings.append("conflicts among these memories were not checked: this cache has "
                         "never been scanned (run `dmm conflicts scan`; the git hooks keep it "
@@ -180,6 +179,13 @@ def build_pack(conn: sqlite3.Connection, task: str, opts: PackOptions, query_cfg
                 excluded=excluded, excluded_total=excluded_total, candidates=len(ranked),
                 warnings=warnings, conflicts=found,
                 ranking="words+meaning" if semantic is not None else "words")
+
+
+def ever_scanned(conn: sqlite3.Connection) -> bool:
+    """Whether a complete conflict scan ever ran on this cache (conflicts/store.py)."""
+    from dmm.conflicts.store import scanned_with
+
+    return scanned_with(conn) is not None
 
 
 def conflicts_among(conn: sqlite3.Connection, ids: list[str], conflicts_dir: Path) -> list:

@@ -12,7 +12,7 @@ from dmm.index import db
 from dmm.index.refresh import open_fresh
 from dmm.memory.model import SCOPES
 from dmm.query import MAX_BUDGET
-from dmm.query.pack import Pack, PackOptions, build_pack
+from dmm.query.pack import Pack, PackOptions, build_pack, ever_scanned
 from dmm.workspace import Workspace
 
 
@@ -171,9 +171,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         else:
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)
-        if how is None and not conn.execute(
-                "SELECT 1 FROM meta WHERE key = 'scanned_with'").fetchone() \
-                and _adoption_untried(ws, conn):
+        if how is None and not ever_scanned(conn) and _adoption_untried(ws, conn):
             # a linked work tree: another one may have scanned these very memories
             from dmm.conflicts.service import adopt
 
@@ -190,8 +188,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
                               resident=None if how in (FIRST_BUILD, HELD, UNCHECKED)
                               else _resident(ws, conn))
-        if db.FALLBACK_REASON and not conn.execute(
-                "SELECT 1 FROM meta WHERE key = 'scanned_with'").fetchone():
+        if db.FALLBACK_REASON and not ever_scanned(conn):
             # no cache can keep a scan here (a read-only store): check the pack's own
             # memories now, rather than say nothing was checked
             from dmm.conflicts.scanner import scan
