@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dmm.fsutil import UnreadableFile, read_regular
 from dmm.memory import Memory, Problem
+from dmm.priority import step_aside
 
 FileStat = tuple[int, int]  # (size, mtime_ns): plain tuples, cheap to build, compare and marshal
 # A file modified this recently may change again within the same mtime tick (a second on some
@@ -34,6 +35,7 @@ def scan(memory_dir: Path) -> dict[str, FileStat]:
     found: dict[str, FileStat] = {}
     stack = [(str(memory_dir), "")]
     while stack:
+        step_aside()  # a request being answered first (dmm/priority.py)
         folder, prefix = stack.pop()
         try:
             fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY) if _BY_FD else None

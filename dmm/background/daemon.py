@@ -269,10 +269,10 @@ class Daemon:
                 # meaning: the client starts one that loads it, as for another build
                 return {"ok": False, "stale": True}
             token = service.WORDS.set(words)  # ranked by words alone, with postings resident
-            from dmm.query import resident
+            from dmm import priority
 
             try:
-                with resident.answering():  # the postings' background reading steps aside
+                with priority.answering():  # the warm-up's background work steps aside
                     return self._answer(ws, op, request)
             finally:
                 service.WORDS.reset(token)

@@ -98,6 +98,15 @@ def _checked(c):
     return c
 
 
+def _any_result(folder: Path) -> bool:
+    """Whether ``folder`` holds a kept scan result."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.endswith(".json") for e in entries)
+    except OSError:  # absent (no scan kept yet) or unreadable
+        return False
+
+
 def adopt(ws, conn: sqlite3.Connection, fingerprint: str, judge: str = "") -> bool:
     """Take into the cache ``conn``, when it was never scanned with ``fingerprint``, the scan
     result another work tree kept for exactly these memories; True when it did. The caller
@@ -107,8 +116,8 @@ def adopt(ws, conn: sqlite3.Connection, fingerprint: str, judge: str = "") -> bo
     if store.scanned_with(conn) == fingerprint:
         return False
     folder = _folder(ws)
-    if folder is None:
-        return False
+    if folder is None or not _any_result(folder):
+        return False  # nothing to adopt: naming the result hashes every memory's digest
     name = key(conn, _named(fingerprint, judge))
     try:
         from dmm.fsutil import UnreadableFile, read_regular

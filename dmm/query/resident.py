@@ -25,11 +25,11 @@ import contextlib
 import math
 import sqlite3
 import threading
-import time
 from typing import Iterator
 
 from dmm.index.db import in_chunks
 from dmm.index.refresh import K1, _token
+from dmm.priority import step_aside
 from dmm.semantic.model import numpy as _numpy
 
 np = _numpy()  # numpy as the model's runtime wants it (its BLAS on one thread)
@@ -42,22 +42,6 @@ MAX_FILTERS = 32
 _enabled = False
 _lock = threading.Lock()
 _stores: dict = {}
-_answering = [0]  # requests this process is answering now (``answering``)
-YIELD_S = 0.01  # how long the background reading of postings pauses while one is answered
-
-
-@contextlib.contextmanager
-def answering():
-    """A request is being answered: the background reading of every term's postings (seconds
-    of one core at 50,000 memories, holding the interpreter) pauses between its chunks
-    meanwhile, so that a hook of a process still warming answers within its deadline."""
-    with _lock:
-        _answering[0] += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _answering[0] -= 1
 
 
 def enable() -> None:
@@ -147,8 +131,7 @@ class _Resident:
                                       "ORDER BY term").fetchall()
             doc_parts, weight_parts = [], []
             for first, last, expected in _term_ranges(counts, PRELOAD_ROWS):
-                while _answering[0]:  # a request first (answering)
-                    time.sleep(YIELD_S)
+                step_aside()  # a request first (dmm/priority.py)
                 with _read_at(conn, st) as fresh:
                     if not fresh:
                         return 0

@@ -125,13 +125,39 @@ def _adoption_untried(ws: Workspace, conn: sqlite3.Connection) -> bool:
     return True
 
 
+def _adopt(ws: Workspace, conn: sqlite3.Connection) -> None:
+    """A cache never scanned takes another work tree's scan of these very memories, when
+    there is one (a linked work tree: conflicts/shared.py)."""
+    if not ever_scanned(conn) and _adoption_untried(ws, conn):
+        from dmm.conflicts.service import adopt
+
+        with db.impatient():  # never waits for another dmm's scan
+            adopt(ws, conn)
+
+
 def warm(ws: Workspace) -> None:
     """Bring the cache of ``ws`` up to date and, in a long-lived process, its postings into
-    memory (query/resident.py), so that the first query waits for neither."""
+    memory (query/resident.py), so that the first query waits for neither. The ranking is
+    made from the cache as it is first: checking it against the files walks the store (a
+    second at 50,000 memories), and a hook answered meanwhile (AS_IT_IS) ranks from memory
+    rather than by SQL over the postings, which took it past its deadline."""
+    from dmm.priority import step_aside
+
+    if db.usable(ws.state_dir) and db.filled_state(ws.state_dir):
+        conn = db.connect(ws.state_dir)
+        try:
+            with db.snapshot(conn):
+                _resident(ws, conn)
+        finally:
+            conn.close()
+    step_aside()  # between its steps, a request being answered goes first (dmm/priority.py)
     conn = open_fresh(ws)[0]
     try:
+        step_aside()
         with db.snapshot(conn):
             _resident(ws, conn)
+        step_aside()
+        _adopt(ws, conn)  # here rather than in the first query after
     finally:
         conn.close()
 
@@ -171,12 +197,8 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
         else:
             index, note = service.for_query(ws, conn)
             note = note or next(iter(notes), None)
-        if how is None and not ever_scanned(conn) and _adoption_untried(ws, conn):
-            # a linked work tree: another one may have scanned these very memories
-            from dmm.conflicts.service import adopt
-
-            with db.impatient():  # never waits for another dmm's scan
-                adopt(ws, conn)
+        if how is None:
+            _adopt(ws, conn)
         if for_model is not None:
             from dmm.memory.tokens import count_tokens
             from dmm.query import text
@@ -186,7 +208,7 @@ def memory_pack(ws: Workspace, task: str, *, budget: int | None = None,
             opts.with_baseline = for_model != "prompt"
         with db.snapshot(conn):
             pack = build_pack(conn, task, opts, cfg, ws.conflicts_dir, semantic=index,
-                              resident=None if how in (FIRST_BUILD, HELD, UNCHECKED)
+                              resident=None if how in (FIRST_BUILD, HELD)
                               else _resident(ws, conn))
         if db.FALLBACK_REASON and not ever_scanned(conn):
             # no cache can keep a scan here (a read-only store): check the pack's own

@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from dmm.index.db import in_chunks
+from dmm.priority import step_aside
 
 DB_NAME = "semantic.sqlite3"
 SCHEMA_VERSION = 1
@@ -67,9 +68,11 @@ def connect(folder: Path | None) -> sqlite3.Connection:
 
 
 def keys(conn: sqlite3.Connection, wanted: list[str]) -> set[str]:
-    """Which of ``wanted`` have vectors (a look at the primary key only: fast)."""
+    """Which of ``wanted`` have vectors (a look at the primary key only: fast). Each chunk
+    read is its own statement: a request being answered goes first (dmm/priority.py)."""
     out: set[str] = set()
     for part, marks in in_chunks(wanted):
+        step_aside()
         out.update(k for (k,) in conn.execute(
             f"SELECT key FROM vectors WHERE key IN ({marks})", part))
     return out
@@ -78,6 +81,7 @@ def keys(conn: sqlite3.Connection, wanted: list[str]) -> set[str]:
 def known(conn: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[int, bytes]]:
     out: dict[str, tuple[int, bytes]] = {}
     for part, marks in in_chunks(keys):
+        step_aside()
         for key, n, vecs in conn.execute(
                 f"SELECT key, n, vecs FROM vectors WHERE key IN ({marks})", part):
             out[key] = (n, vecs)

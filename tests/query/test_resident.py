@@ -171,10 +171,13 @@ def test_a_preload_paused_for_a_request_lets_the_request_write_the_cache(store, 
         paused.set()
         time.sleep(seconds)
 
-    monkeypatch.setattr(resident, "time", types.SimpleNamespace(sleep=sleep))
+    from dmm import priority
+
+    monkeypatch.setattr(priority, "time", types.SimpleNamespace(sleep=sleep,
+                                                                 monotonic=time.monotonic))
     monkeypatch.setattr(resident, "PRELOAD_ROWS", 200)  # many reads, a pause before each
     loaded = []
-    with resident.answering():
+    with priority.answering():
         reader = threading.Thread(target=lambda: loaded.append(resident._stores[
             ws.state_dir].preload(lambda: db.connect(ws.state_dir), st)))
         reader.start()

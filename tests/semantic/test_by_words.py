@@ -313,6 +313,7 @@ def test_a_process_that_died_leaving_its_socket_is_started_again_by_a_listing(st
     new = _wait_for(lambda: _pid(store.root))
     assert new is not None and new != pid
 
+
 def test_a_hook_of_a_process_still_warming_is_ranked_from_the_cache_as_it_is(store):
     """While the process checks the files and loads its ranking (seconds at 50,000 memories),
     a hook is answered from the cache as the last command left it, by words in SQL, saying
@@ -339,3 +340,34 @@ def test_a_hook_of_a_process_still_warming_is_ranked_from_the_cache_as_it_is(sto
             memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
     finally:
         AS_IT_IS.reset(token)
+
+
+def test_a_process_still_warming_ranks_the_cache_as_it_is_from_memory(store, monkeypatch):
+    """In the long-lived process the cache as it is is ranked from memory too: its warm-up
+    makes that ranking before it walks the files, and by SQL over every posting a hook at
+    50,000 memories took longer than its deadline (issue 39)."""
+    from dmm.query import pack as pack_module
+    from dmm.query import resident
+    from dmm.query.run import AS_IT_IS, memory_pack, warm
+    from dmm.semantic import service
+
+    monkeypatch.setattr(resident, "_enabled", False)
+    monkeypatch.setattr(resident, "_stores", {})
+    monkeypatch.setattr(service, "_enabled", True)  # a long-lived process
+
+    def by_sql(*args, **kwargs):
+        raise AssertionError("ranked by SQL")
+
+    monkeypatch.setattr(pack_module, "rank", by_sql)
+    uploads = store.root / ".dmm/memory/project/uploads.md"
+    uploads.write_text(uploads.read_text().replace("50,000,000 bytes", "80,000,000 bytes"))
+    token = AS_IT_IS.set(time.monotonic() + 60)
+    try:
+        pack = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    finally:
+        AS_IT_IS.reset(token)
+    assert pack.retrieved and pack.retrieved[0].memory.title == PROJECT
+    assert "50,000,000" in pack.text  # the cache as it was: not walked
+    warm(store.ws)  # the ranking of the checked cache: the file as it is now
+    assert "80,000,000" in memory_pack(store.ws, "what is the upload size ceiling?",
+                                       for_model="prompt").text
