@@ -138,6 +138,13 @@ class Conflict:
     severity: str | None = None
     scan_id: str | None = None  # the scan that last found it (None: known from a decision)
 
+    @property
+    def memory_ids(self) -> tuple[str, ...]:
+        return tuple(m.memory_id for m in self.memories)
+
+    def title_of(self, memory_id: str) -> str:
+        return next(m.title for m in self.memories if m.memory_id == memory_id)
+
     def to_dict(self) -> dict:
         out = {"conflict_id": self.conflict_id, "type": self.type,
                "detection_method": self.detection_method,

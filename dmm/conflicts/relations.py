@@ -18,7 +18,10 @@ Pure: reads the memories' fields and the conflicts a merge made.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from dmm.conflicts.features import Features
+from dmm.conflicts.merger import Finding
 from dmm.conflicts.model import Conflict
 from dmm.conflicts.pairs import NEAR_COPY, cosine
 
@@ -41,19 +44,22 @@ def linked(a, b) -> bool:
     return bool(declared(a, b)) or a.id in b.supersedes or b.id in a.supersedes
 
 
-def waived(conflict: Conflict, fa: Features, fb: Features) -> bool:
+F = TypeVar("F", Conflict, Finding)
+
+
+def waived(conflict: F, fa: Features, fb: Features) -> bool:
     """Whether ``conflict`` is a scope overlap the relation declares (the module's
     docstring)."""
     return (conflict.type == "scope_overlap" and set(conflict.methods) <= SAMENESS
             and cosine(fa, fb) < NEAR_COPY)
 
 
-def apply(conflicts: list[Conflict], features: dict[str, Features]) -> list[Conflict]:
-    """``conflicts`` less the scope overlaps a relation declares; the others between declared
-    related memories say so in their evidence."""
+def apply(conflicts: list[F], features: dict[str, Features]) -> list[F]:
+    """``conflicts`` (or the merger's findings) less the scope overlaps a relation declares;
+    the others between declared related memories say so in their evidence."""
     out = []
     for c in conflicts:
-        fa, fb = (features.get(m.memory_id) for m in c.memories[:2])
+        fa, fb = (features.get(mid) for mid in c.memory_ids[:2])
         note = declared(fa.memory, fb.memory) if fa and fb else None
         if note is None:
             out.append(c)

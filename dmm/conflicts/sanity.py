@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
+from dmm.conflicts.merger import Finding
 from dmm.conflicts.model import Conflict
 
 MAX_PER_MEMORY = 12  # one memory in more conflicts than this: an artifact of that memory
 MAX_RULE_SHARE = 0.02  # one analyzer on more than this share of a store's pairs ...
 MIN_RULE_COUNT = 25  # ... and on more pairs than this: an artifact of the rule
 KEEP = {"supersession_chain"}  # structural: facts about the links, never artifacts
+F = TypeVar("F", Conflict, Finding)
 
 
 @dataclass
@@ -33,8 +36,9 @@ class Artifact:
         return asdict(self)
 
 
-def check(conflicts: list[Conflict], store_size: int) -> tuple[list[Conflict], list[Artifact]]:
-    """The conflicts worth reporting one by one, and the artifacts left out instead."""
+def check(conflicts: list[F], store_size: int) -> tuple[list[F], list[Artifact]]:
+    """The conflicts worth reporting one by one, and the artifacts left out instead (of
+    conflicts, or of the merger's findings before their text is written)."""
     artifacts: list[Artifact] = []
     pairs = store_size * (store_size - 1) // 2
     by_rule = Counter(c.detection_method for c in conflicts if c.detection_method not in KEEP)
@@ -47,15 +51,15 @@ def check(conflicts: list[Conflict], store_size: int) -> tuple[list[Conflict], l
             "most memories of this store share (a template, a collection's common subject) "
             "as a conflict"))
     kept = [c for c in conflicts if c.detection_method not in noisy_rules]
-    per_memory: dict[str, list[Conflict]] = defaultdict(list)
+    per_memory: dict[str, list[F]] = defaultdict(list)
     for c in kept:
         if c.detection_method not in KEEP:
-            for m in c.memories:
-                per_memory[m.memory_id].append(c)
+            for mid in c.memory_ids:
+                per_memory[mid].append(c)
     crowded = {mid: found for mid, found in per_memory.items() if len(found) > MAX_PER_MEMORY}
     for mid, found in sorted(crowded.items()):
         rules = Counter(c.detection_method for c in found).most_common()
-        title = next(m.title for m in found[0].memories if m.memory_id == mid)
+        title = found[0].title_of(mid)
         summary = ", ".join(f"{rule}: {n}" for rule, n in rules)
         artifacts.append(Artifact(
             "memory", mid, len(found),

@@ -27,7 +27,7 @@ from dmm.conflicts.analyzers.base import ScanContext
 from dmm.conflicts.contexts import apart
 from dmm.conflicts.feature_cache import Kept, code_version
 from dmm.conflicts.features import Features, build, unit_vector
-from dmm.conflicts.merger import merge
+from dmm.conflicts.merger import conflict, decide
 from dmm.conflicts.pairs import NEAR_COPY, cosine, kinds, parallel
 from dmm.conflicts.vectors import EMPTY, TermVector
 from dmm.index import db, read
@@ -185,12 +185,14 @@ def detect(features: dict[str, Features], focus: set[str], config: dict,
     analyzers/rule_extraction.py) merged into one conflict per pair, less the artifacts of
     how the store is written (sanity.py), which are returned apart. Pure: no cache, no git
     (tools/eval_conflicts.py runs exactly this on the evaluation sets)."""
-    found = merge(candidates(features, focus, config, analyzers, together)
-                  + list(judged or ()),
-                  features, config["min_confidence"], detected_at)
+    found = decide(candidates(features, focus, config, analyzers, together)
+                   + list(judged or ()),
+                   features, config["min_confidence"])
     found = relations.apply(found, features)  # what `related` declares (relations.py)
     store_size = max((f.corpus.n for f in features.values()), default=0)
-    return sanity.check(found, store_size)
+    kept, artifacts = sanity.check(found, store_size)
+    # the text of what is reported only: most findings of a large store are artifacts
+    return [conflict(f, features, detected_at) for f in kept], artifacts
 
 
 def _bound(f: Features, family: str) -> bool:
