@@ -358,3 +358,30 @@ def test_the_eval_tool_reports_what_a_full_scan_stores(repo, tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     assert {tuple(k.split()): t for k, t in json.loads(out).items()} == scanned
+
+
+def test_a_scan_writes_the_text_of_the_conflicts_it_reports_only(repo, monkeypatch):
+    """Fifteen copies of one rule are 105 duplicate findings, each memory in 14: artifacts of
+    how the store is written, left out. Their descriptions and evidence are never written
+    (on a large generated store they were most of a full scan's memory); the pair beside
+    them is reported as before."""
+    from dmm.conflicts import merger, scanner
+
+    for i in range(15):
+        add(repo, f"project/copy{i:02d}.md", f"mem_2025_09_{i + 1:02d}_001",
+            "Deploys go through the release train",
+            "Every deploy goes through the weekly release train; hotfixes too.")
+    add(repo, "project/ttl.md", "mem_2025_10_01_001", "Session tokens expire after 30 minutes",
+        "Session tokens expire after 30 minutes of inactivity.")
+    add(repo, "project/ttl2.md", "mem_2025_10_02_001", "Session tokens expire after 30 minutes",
+        "Session tokens expire after 30 minutes of inactivity.")
+    written = []
+
+    def conflict(finding, features, detected_at):
+        written.append(finding.memory_ids)
+        return merger.conflict(finding, features, detected_at)
+
+    monkeypatch.setattr(scanner, "conflict", conflict)
+    found = detect(repo)
+    assert found == {("mem_2025_10_01_001", "mem_2025_10_02_001"): "duplicate"}
+    assert written == [("mem_2025_10_01_001", "mem_2025_10_02_001")]
