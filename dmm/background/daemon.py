@@ -435,7 +435,8 @@ def main(argv: list[str]) -> int:
     import signal
 
     # `kill -USR1 PID` writes every thread's stack to semantic.log (its stderr): what a
-    # process that stopped answering is waiting for
+    # process that stopped answering is waiting for (a diagnosis: reading the frames of
+    # threads that run on can crash the process, rarely; docs/semantic.md)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     return Daemon(Path(argv[0]).resolve()).run()
 

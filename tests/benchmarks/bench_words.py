@@ -9,7 +9,9 @@ per install and per mode (``DMM_SEMANTIC=on`` / ``off``):
   a pack, the baseline (read from files), or a line without either;
 - warm (20 s later, and with the model on once a query is ranked by meaning: its index is
   loaded): five more hooks, and six `dmm query --json` of the hooks' prompts (model off:
-  target < 300 ms at 50,000).
+  target < 300 ms at 50,000);
+- with ``--cold-runs N``: N more cold sessions, counting the hooks that got a pack or the
+  baseline (a race lost one time in four passes unseen in one session).
 
 ``--stores`` may hold copies of the scale generator's stores (tests/benchmarks/scale_store.py)
 named s10000 and s50000; the prompts are answered by either kind of store.
@@ -19,7 +21,7 @@ The stores' scheduled conflict scans are turned off in their work trees' setting
 full scan running beside the hooks is not what they meet on most days.
 
     python tests/benchmarks/bench_words.py [--sizes 10000,50000] [--stores /tmp/dmm-words]
-        [--baseline OTHER_PYTHON]
+        [--baseline OTHER_PYTHON] [--cold-runs 10]
 """
 
 from __future__ import annotations
@@ -108,10 +110,36 @@ def ready(dmm: list[str], root: Path, env: dict, mode: str, at_most: float = 300
     return time.perf_counter() - began
 
 
-def measure(label: str, dmm: list[str], root: Path, size: int, mode: str) -> list[str]:
+def _env(mode: str) -> dict:
     env = {**os.environ, "DMM_SEMANTIC": mode}
     for name in ("DMM_AGENT", "DMM_HOOK_DEADLINE_MS", "DMM_SEMANTIC_WAIT_S"):
         env.pop(name, None)
+    return env
+
+
+def cold_runs(label: str, dmm: list[str], root: Path, size: int, mode: str,
+              runs: int) -> list[str]:
+    """``runs`` cold sessions (the process stopped before each): how many of their hooks got
+    a pack or the baseline. One session's five hooks say little: a race lost one time in four
+    passes unseen in one run."""
+    env = _env(mode)
+    answered, times = 0, []
+    for _ in range(runs):
+        stop_daemon(root)
+        session = uuid.uuid4().hex
+        for prompt in PROMPTS:
+            took, out = hook(dmm, root, env, session, prompt)
+            answered += not what(out).startswith("LINE")
+            times.append(took)
+    stop_daemon(root)
+    times.sort()
+    return [f"{label or 'this install'}, {size:,} memories, model {mode}, {runs} cold "
+            f"sessions: {answered} of {len(times)} hooks got a pack or the baseline; "
+            f"median {times[len(times) // 2] * 1000:.0f} ms, slowest {times[-1] * 1000:.0f} ms"]
+
+
+def measure(label: str, dmm: list[str], root: Path, size: int, mode: str) -> list[str]:
+    env = _env(mode)
     stop_daemon(root)
     session = uuid.uuid4().hex
     lines = [f"{label or 'this install'}, {size:,} memories, model {mode}; {load()}"]
@@ -135,6 +163,8 @@ def main() -> None:
     ap.add_argument("--stores", type=Path, default=Path("/tmp/dmm-words"),
                     help="where the generated repositories are kept between runs")
     ap.add_argument("--modes", default="off,on")
+    ap.add_argument("--cold-runs", type=int, default=0,
+                    help="also this many cold sessions per size, mode and install, counted")
     add_baseline_option(ap)
     args = ap.parse_args()
     for _label, python in installs(args.baseline):
@@ -144,6 +174,9 @@ def main() -> None:
         for mode in args.modes.split(","):
             for label, python in installs(args.baseline):
                 print("\n".join(measure(label, dmm_of(python), root, size, mode)), flush=True)
+            for label, python in installs(args.baseline) if args.cold_runs else ():
+                print("\n".join(cold_runs(label, dmm_of(python), root, size, mode,
+                                           args.cold_runs)), flush=True)
 
 
 if __name__ == "__main__":
