@@ -30,6 +30,7 @@ import importlib.util
 import json
 import marshal
 import sqlite3
+import sys
 from functools import lru_cache
 from typing import Callable
 
@@ -72,16 +73,42 @@ def key(m: Memory) -> bytes:
     return fingerprint.digest()
 
 
+INTERNED = "_interned"  # a row written with its strings interned (``pack``)
+
+
 def pack(fields: dict) -> bytes:
-    return marshal.dumps({name: [tuple(v) for v in value] if name in _NAMED else value
-                          for name, value in fields.items()})
+    """``fields`` (their strings interned: ``_interned``) as a row's blob: marshal keeps the
+    mark, and the strings a row loads are then shared with every other row's (a memory's
+    words, names and anchors are mostly other memories' too: 86 MB of strings, 11 MB
+    distinct, in a full scan of 50,000 memories)."""
+    return marshal.dumps({INTERNED: True} | {
+        name: [tuple(v) for v in value] if name in _NAMED else value
+        for name, value in fields.items()})
 
 
 def unpack(data: bytes) -> dict:
     fields = marshal.loads(data)
+    if not fields.pop(INTERNED, False):  # a row kept before rows were: interned on reading
+        fields = {name: _interned(value) for name, value in fields.items()}
     for name, kind in _NAMED.items():
         fields[name] = [kind(*v) for v in fields[name]]
     return fields
+
+
+def _interned(value):
+    """``value`` with every string in it interned (sys.intern)."""
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value)
+    if kind is set:
+        return {_interned(v) for v in value}
+    if kind is list:
+        return [_interned(v) for v in value]
+    if kind is tuple:
+        return tuple(_interned(v) for v in value)
+    if kind is dict:
+        return {_interned(k): _interned(v) for k, v in value.items()}
+    return value
 
 
 class Kept:
@@ -123,7 +150,7 @@ class Kept:
                 return unpack(data)
             except (ValueError, EOFError, TypeError, KeyError):
                 pass  # a damaged row: computed again, and replaced
-        fields = text_features(m)
+        fields = _interned(text_features(m))  # shared with the other memories' (pack)
         if m.path not in self.keys:
             self.keys[m.path] = key(m)
         move = first_move(fields["changes"])

@@ -197,3 +197,43 @@ def test_an_incremental_scan_loads_the_moves_that_name_what_changed_and_no_other
     assert any({a, b} == {"mem_2025_03_01_001", "mem_2025_06_01_001"}
                for _, a, b, *_ in incremental)  # the reversal is found
     conn.close()
+
+
+
+def _words(fields: dict) -> list[str]:
+    return [w for name in ("title_terms", "anchors", "names") for w in fields[name]]
+
+
+def _fresh_strings(value):
+    """``value`` with each string a new, not interned, object (as a row kept before rows
+    were interned holds them)."""
+    if isinstance(value, str):
+        return "".join(list(value))
+    if isinstance(value, (set, list, tuple)):
+        return type(value)(_fresh_strings(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _fresh_strings(v) for k, v in value.items()}
+    return value
+
+
+def test_kept_features_share_their_strings_with_every_other_memorys(store):
+    """A word two memories hold is one string in memory, whether the row was written with
+    its strings interned or before rows were (interned as it is read)."""
+    import marshal
+
+    repo, conn = store
+    rows = [data for _, data in kept(conn).values()]
+    fields = [feature_cache.unpack(data) for data in rows]
+    seen: dict[str, str] = {}
+    for word in (w for f in fields for w in _words(f)):
+        assert seen.setdefault(word, word) is word
+    assert len(seen) < sum(len(_words(f)) for f in fields)  # some word is in two memories
+    older = marshal.loads(rows[0])
+    assert older.pop(feature_cache.INTERNED) is True
+    row = marshal.dumps({name: _fresh_strings(
+        [tuple(v) for v in value] if name in feature_cache._NAMED else value)
+        for name, value in older.items()})  # a row as kept before: no mark, no interning
+    assert any(w is not seen[w] for w in _words(marshal.loads(row)))
+    again = feature_cache.unpack(row)
+    assert again == fields[0] and _words(again)
+    assert all(w is seen[w] for w in _words(again))
