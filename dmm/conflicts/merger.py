@@ -74,22 +74,32 @@ def judged(confidence: float, kind: str, verdict: Candidate | None, found_by_rul
     return confidence * (1 - verdict.score / 2) if kind in DISAGREEMENT else confidence
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
     """A pair's merged verdict before its text is written: what the store's checks read
     (relations.py, sanity.py) for every pair the analyzers report, most of which those checks
-    leave out on a large store (143,803 at 50,000 generated memories, 2,220 kept); only the
-    kept ones become Conflicts (``conflict``), their descriptions and evidence written then."""
-    conflict_id: str
+    leave out on a large store (143,803 at 50,000 generated memories, 2,229 kept); only the
+    kept ones become Conflicts (``conflict``), their descriptions and evidence written then.
+    Hundreds of thousands at 100,000 memories: no field a check does not read is kept."""
     type: str
-    detection_method: str
     confidence: float
     memory_ids: tuple[str, str]
     titles: tuple[str, str]
-    methods: list[str]
     group: list[Candidate]
     lead: Candidate
     evidence: str = ""  # what the checks add to the analyzers' evidence (relations.py)
+
+    @property
+    def conflict_id(self) -> str:
+        return conflict_id(*self.memory_ids)
+
+    @property
+    def detection_method(self) -> str:
+        return self.lead.method
+
+    @property
+    def methods(self) -> list[str]:
+        return sorted({c.method for c in self.group})
 
     def title_of(self, memory_id: str) -> str:
         return self.titles[self.memory_ids.index(memory_id)]
@@ -123,9 +133,8 @@ def decide(candidates: list[Candidate], features: dict[str, Features], min_confi
             continue
         lead = max((c for c in typed if c.type == kind or kind == "scope_overlap"),
                    key=lambda c: (c.method != JUDGE, c.score), default=typed[0])
-        out.append(Finding(conflict_id(a, b), kind, lead.method, confidence, (a, b),
-                           (fa.memory.title, fb.memory.title),
-                           sorted({c.method for c in group}), group, lead))
+        out.append(Finding(kind, confidence, (a, b), (fa.memory.title, fb.memory.title),
+                           group, lead))
     return out
 
 

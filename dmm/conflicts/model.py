@@ -80,9 +80,10 @@ def conflict_id(a: str, b: str) -> str:
     return "conflict_" + hashlib.sha1(f"{x}\n{y}".encode()).hexdigest()[:12]
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
-    """One analyzer's finding about a pair, before merging."""
+    """One analyzer's finding about a pair, before merging (a full scan of 100,000 generated
+    memories makes 630,000: no instance dictionary)."""
 
     a: str  # memory ids
     b: str

@@ -66,5 +66,5 @@ def check(conflicts: list[F], store_size: int) -> tuple[list[F], list[Artifact]]
             f"{mid} ({title!r}) is reported against {len(found)} other memories ({summary}): "
             f"a memory that touches every subject of the store, not {len(found)} "
             "contradictions"))
-    drop = {c.conflict_id for found in crowded.values() for c in found}
-    return [c for c in kept if c.conflict_id not in drop], artifacts
+    drop = {id(c) for found in crowded.values() for c in found}
+    return [c for c in kept if id(c) not in drop], artifacts
