@@ -37,6 +37,23 @@ def answering() -> Iterator[None]:
             _answering[0] -= 1
 
 
+@contextlib.contextmanager
+def waiting() -> Iterator[None]:
+    """The calling thread, answering a request, waits for background work (a lock it holds,
+    the semantic index it builds): not counted meanwhile, so that work goes on rather than
+    step aside for the request that waits for it."""
+    if not getattr(_here, "request", False):
+        yield
+        return
+    with _lock:
+        _answering[0] -= 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _answering[0] += 1
+
+
 def step_aside() -> None:
     """Called by work between its steps (never inside a transaction another process's writer
     would wait for): in a thread that is not answering a request, returns once no request is

@@ -73,3 +73,57 @@ def test_background_work_is_not_starved_by_requests_back_to_back(monkeypatch):
     finally:
         done.set()
         request.join(10)
+
+
+def test_a_request_waiting_for_background_work_lets_it_go_on(no_sleep):
+    """A request that waits for what a background thread does (a lock it holds, an index it
+    builds) does not hold that thread back meanwhile: it would wait for the request, which
+    waits for it."""
+    with priority.answering():
+        with priority.waiting():
+            priority._here.request = False  # as the background thread sees it
+            try:
+                priority.step_aside()
+            finally:
+                priority._here.request = True
+        assert priority._answering[0] == 1
+    assert priority._answering[0] == 0
+
+
+def test_a_query_waits_for_the_lock_of_a_walk_that_steps_aside(monkeypatch):
+    """The warm-up walks the store holding the watch's lock and steps aside for requests; a
+    request that needs that lock is answered once the walk is done, not after the longest
+    pause (the two waited for each other)."""
+    from dmm.index.refresh import _held
+
+    monkeypatch.setattr(priority, "MAX_PAUSE_S", 600.0)  # waiting for each other: 10 minutes
+    lock = threading.Lock()
+    walking, done = threading.Event(), threading.Event()
+    steps: list[bool] = []
+
+    def walk() -> None:
+        with lock:
+            walking.set()
+            for _ in range(5):
+                priority.step_aside()
+                steps.append(True)
+        done.set()
+
+    started, answered = threading.Event(), threading.Event()
+
+    def request() -> None:
+        with priority.answering():
+            started.set()
+            walking.wait(10)
+            with _held(lock):
+                answered.set()
+
+    asker = threading.Thread(target=request)
+    asker.start()
+    assert started.wait(10)
+    walker = threading.Thread(target=walk)
+    walker.start()
+    assert done.wait(60)
+    asker.join(10)
+    walker.join(10)
+    assert answered.is_set() and len(steps) == 5

@@ -200,9 +200,13 @@ def _held(lock: threading.Lock) -> Iterator[None]:
     background process, waited for every memory file to be read (issue 36: the baseline read
     from its files is the answer then, query/run.open_cache)."""
     from dmm.errors import BusyError
+    from dmm.priority import waiting
 
-    if not lock.acquire(timeout=db.busy_timeout() if db.is_impatient() else -1):
-        raise BusyError("another dmm thread is updating the cache", hint="try again in a moment")
+    if not lock.acquire(blocking=False):
+        with waiting():  # the thread holding it may be one that steps aside for requests
+            if not lock.acquire(timeout=db.busy_timeout() if db.is_impatient() else -1):
+                raise BusyError("another dmm thread is updating the cache",
+                                hint="try again in a moment")
     try:
         yield
     finally:

@@ -20,6 +20,7 @@ import threading
 import time
 from pathlib import Path
 
+from dmm.priority import waiting
 from dmm.semantic import model
 from dmm.semantic.index import SemanticIndex
 
@@ -206,13 +207,14 @@ def for_query(ws, conn: sqlite3.Connection) -> tuple[SemanticIndex | None, str |
     deadline = time.monotonic() + wait_s()
     for _attempt in range(2):
         thread = start_sync(ws)
-        while thread is not None and thread.is_alive() and time.monotonic() < deadline:
-            pending = index.pending
-            if pending is not None and pending > WAIT_FOR_MEMORIES:
-                break  # a long build: answer by words now, with a note
-            if pending is None and not model.loaded() and _large(conn):
-                break  # the model is loading for a store it will take long to embed
-            thread.join(0.05)
+        with waiting():  # the build goes on rather than step aside for this request
+            while thread is not None and thread.is_alive() and time.monotonic() < deadline:
+                pending = index.pending
+                if pending is not None and pending > WAIT_FOR_MEMORIES:
+                    break  # a long build: answer by words now, with a note
+                if pending is None and not model.loaded() and _large(conn):
+                    break  # the model is loading for a store it will take long to embed
+                thread.join(0.05)
         if key in _failed:
             return None, BY_WORDS + _failed[key]
         if thread is not None and thread.is_alive():
