@@ -314,20 +314,27 @@ def test_a_process_that_died_leaving_its_socket_is_started_again_by_a_listing(st
     assert new is not None and new != pid
 
 
+def _edited_then_packed_as_it_is(store):
+    """The project memory's figure edited on disk, then the pack a hook of a process still
+    warming gets (query/run.py: AS_IT_IS), from the cache as it was."""
+    from dmm.query.run import AS_IT_IS, memory_pack
+
+    uploads = store.root / ".dmm/memory/project/uploads.md"
+    uploads.write_text(uploads.read_text().replace("50,000,000 bytes", "80,000,000 bytes"))
+    token = AS_IT_IS.set(time.monotonic() + 60)
+    try:
+        return memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
+    finally:
+        AS_IT_IS.reset(token)
+
+
 def test_a_hook_of_a_process_still_warming_is_ranked_from_the_cache_as_it_is(store):
     """While the process checks the files and loads its ranking (seconds at 50,000 memories),
     a hook is answered from the cache as the last command left it, by words in SQL, saying
     so; a pack made afterwards sees the files as they are."""
     from dmm.query.run import AS_IT_IS, UNCHECKED_WARNING, memory_pack
 
-    (store.root / ".dmm/memory/project/uploads.md").write_text(
-        (store.root / ".dmm/memory/project/uploads.md").read_text().replace(
-            "50,000,000 bytes", "80,000,000 bytes"))
-    token = AS_IT_IS.set(time.monotonic() + 60)
-    try:
-        pack = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
-    finally:
-        AS_IT_IS.reset(token)
+    pack = _edited_then_packed_as_it_is(store)
     assert pack.retrieved and pack.retrieved[0].memory.title == PROJECT
     assert "50,000,000" in pack.text and "80,000,000" not in pack.text  # not walked
     assert UNCHECKED_WARNING in pack.warnings and UNCHECKED_WARNING in pack.text
@@ -348,7 +355,7 @@ def test_a_process_still_warming_ranks_the_cache_as_it_is_from_memory(store, mon
     50,000 memories took longer than its deadline (issue 39)."""
     from dmm.query import pack as pack_module
     from dmm.query import resident
-    from dmm.query.run import AS_IT_IS, memory_pack, warm
+    from dmm.query.run import memory_pack, warm
     from dmm.semantic import service
 
     monkeypatch.setattr(resident, "_enabled", False)
@@ -359,13 +366,7 @@ def test_a_process_still_warming_ranks_the_cache_as_it_is_from_memory(store, mon
         raise AssertionError("ranked by SQL")
 
     monkeypatch.setattr(pack_module, "rank", by_sql)
-    uploads = store.root / ".dmm/memory/project/uploads.md"
-    uploads.write_text(uploads.read_text().replace("50,000,000 bytes", "80,000,000 bytes"))
-    token = AS_IT_IS.set(time.monotonic() + 60)
-    try:
-        pack = memory_pack(store.ws, "what is the upload size ceiling?", for_model="prompt")
-    finally:
-        AS_IT_IS.reset(token)
+    pack = _edited_then_packed_as_it_is(store)
     assert pack.retrieved and pack.retrieved[0].memory.title == PROJECT
     assert "50,000,000" in pack.text  # the cache as it was: not walked
     warm(store.ws)  # the ranking of the checked cache: the file as it is now
