@@ -125,9 +125,12 @@ def baseline_from_files(ws: Workspace) -> str:
     Parsing and rendering cost a cold process ~200 ms (PyYAML, jinja2), which a hook short
     of time does not have: the text is kept in the state folder under a key of what it was
     made from (each baseline file's name, size and time, the day, the template, the limit),
-    so the next hook gets it for one folder listing while nothing changed. Text made from a
-    file changed within store.RACY_NS is not kept: an edit of the same size within the same
-    time tick would leave the key as it was, and the next hook would answer the old text."""
+    so the next hook gets it for one folder listing while nothing changed. The template is
+    named by its content, not its file's time: another install of the same dmm (a
+    reinstall, a second checkout) finds the text kept, where making it again took a cold
+    hook past its deadline. Text made from a file changed within store.RACY_NS is not kept:
+    an edit of the same size within the same time tick would leave the key as it was, and
+    the next hook would answer the old text."""
     import datetime as dt
     import hashlib
     import time
@@ -138,10 +141,9 @@ def baseline_from_files(ws: Workspace) -> str:
     today = dt.date.today()
     limit = int(ws.config["store"]["max_file_bytes"])
     files = sorted(store.scan(ws.memory_dir / "baseline").items())[:MAX_FALLBACK_FILES]
-    template = (resource_dir("templates") / "agent_pack.md.j2").stat()
+    template = (resource_dir("templates") / "agent_pack.md.j2").read_bytes()
     key = hashlib.sha256(repr((files, str(today), limit, ws.config["agents"]["hook_max_chars"],
-                               __version__, template.st_mtime_ns, template.st_size)
-                              ).encode()).hexdigest()
+                               __version__, template)).encode()).hexdigest()
     kept = _kept_baseline(ws, key)
     if kept is not None:
         return kept

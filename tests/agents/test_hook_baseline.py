@@ -130,6 +130,30 @@ def test_the_fallback_text_is_kept_and_made_again_when_a_baseline_file_changes(s
     assert baseline_from_files(ws) == ""
 
 
+def test_the_kept_text_serves_another_install_of_the_same_dmm(store, tmp_path, monkeypatch):
+    """The template is named by its content: the same templates at another place and time
+    (a reinstall, a second checkout of the same version) find the text kept; another
+    template's content does not."""
+    import shutil
+
+    from dmm import resources
+    from dmm.agents import hook
+
+    ws = store.ws
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(ws.memory_dir / "baseline" / "deploys.md", ns=(hour_ago, hour_ago))
+    first = hook.baseline_from_files(ws)
+    other = tmp_path / "templates"
+    shutil.copytree(resources.resource_dir("templates"), other)  # new files, new times
+    monkeypatch.setattr(resources, "resource_dir", lambda name: other)
+    made = []
+    monkeypatch.setattr(hook, "_baseline_text", lambda *a: made.append(a) or "made again")
+    assert hook.baseline_from_files(ws) == first and not made
+    template = other / "agent_pack.md.j2"
+    template.write_text(template.read_text() + "\n")
+    assert hook.baseline_from_files(ws) == "made again"
+
+
 def test_a_baseline_edit_within_the_same_mtime_tick_is_never_answered_stale(store):
     """The kept text is keyed on each file's size and time: an edit of the same size that
     lands within the file system's time tick (a second on some) leaves both as they were, so

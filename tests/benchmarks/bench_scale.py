@@ -12,8 +12,8 @@ Stores are generated once under --stores (default /tmp/dmm_scale_stores) and reu
 runs (delete the folder to start over): generating and committing 100,000 files takes minutes.
 With --baseline (the python of another install, e.g. main's), each install works on its own
 copy of each store (a `git clone`: the two caches' schemas may differ, and each would rebuild
-the other's), measured alternately. Everything runs with DMM_SEMANTIC=off; a first semantic
-index is measured with --semantic SIZE on a store of that size (see docs/performance.md).
+the other's), measured alternately. Everything runs with DMM_SEMANTIC=off; with --semantic,
+only a first semantic index of each size's store is measured instead (see docs/performance.md).
 """
 
 from __future__ import annotations
@@ -216,6 +216,26 @@ def measure(size: int, root: Path, python: str, runs: int, round_no: int) -> dic
     return got
 
 
+def first_semantic(root: Path, python: str) -> dict:
+    """A first semantic index of the store at ``root``, on a copy whose vectors are removed:
+    `dmm reindex` with the model on, less the same reindex with it off run on the copy just
+    before (the lexical part). Minutes per 10,000 memories: the model embeds every passage."""
+    copy = root.parent / "semantic-copy"
+    subprocess.run(["rm", "-rf", str(copy)], check=True)
+    subprocess.run(["cp", "-a", str(root), str(copy)], check=True)
+    try:
+        reindex = [*dmm_of(python), "reindex", "--json"]
+        lexical = run_measured(reindex, copy)
+        # the vector cache (dmm/semantic/vectors.py: DB_NAME) in the clone's shared folder
+        (copy / ".git" / "dmm" / "semantic.sqlite3").unlink(missing_ok=True)
+        both = run_measured(reindex, copy, {**os.environ, "DMM_SEMANTIC": "on"})
+    finally:
+        subprocess.run(["rm", "-rf", str(copy)], check=True)
+    return {"embedded": json.loads(both["out"])["embedded"],
+            "cpu": both["cpu"] - lexical["cpu"], "wall": both["wall"] - lexical["wall"],
+            "rss_mib": both["rss_mib"]}
+
+
 def exponent(small: tuple[int, float], big: tuple[int, float]) -> float:
     return math.log(big[1] / small[1]) / math.log(big[0] / small[0])
 
@@ -232,10 +252,20 @@ def main() -> None:
                     help="with --baseline: its store is a copy of this install's, cache and "
                          "all, converted by SQL (e.g. \"DROP INDEX conflicts_rank; ... PRAGMA "
                          "user_version = 9\"): no second first index and full scan")
+    ap.add_argument("--semantic", action="store_true",
+                    help="instead: a first semantic index of each size's store, this install")
     args = ap.parse_args()
     for _, python in installs(args.baseline):
         byte_compile_install(python)
     print(f"started: {load()}", flush=True)
+    if args.semantic:
+        for size in (int(s) for s in args.sizes.split(",")):
+            root, _ = store_for(size, args.stores, "", sys.executable)
+            got = first_semantic(root, sys.executable)
+            print(f"{size:,} memories: {got['embedded']:,} embedded, CPU {got['cpu']:.0f} s, "
+                  f"wall {got['wall']:.0f} s, peak RSS {got['rss_mib']:.0f} MiB; {load()}",
+                  flush=True)
+        return
     table: dict[tuple[str, str], dict[int, float]] = {}
     facts: dict[tuple[str, int], dict] = {}
     for size in (int(s) for s in args.sizes.split(",")):
