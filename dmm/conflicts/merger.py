@@ -156,4 +156,3 @@ def conflict(finding: Finding, features: dict[str, Features], detected_at: str) 
     return Conflict(finding.conflict_id, kind, finding.detection_method, finding.confidence,
                     description, evidence + finding.evidence, memories,
                     detected_at=detected_at, methods=finding.methods)
-
