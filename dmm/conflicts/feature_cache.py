@@ -88,6 +88,8 @@ def pack(fields: dict) -> bytes:
 
 def unpack(data: bytes) -> dict:
     fields = marshal.loads(data)
+    if not isinstance(fields, dict):
+        raise ValueError("not a row of features")
     if not fields.pop(INTERNED, False):  # a row kept before rows were: interned on reading
         fields = {name: _interned(value) for name, value in fields.items()}
     for name, kind in _NAMED.items():
@@ -95,19 +97,27 @@ def unpack(data: bytes) -> dict:
     return fields
 
 
-def _interned(value):
-    """``value`` with every string in it interned (sys.intern)."""
+MAX_DEPTH = 8  # a row's fields nest a few levels (a list of tuples of sets): more is damage
+
+
+def _interned(value, depth: int = 0):
+    """``value`` with every string in it interned (sys.intern); ValueError for a value
+    nested deeper than any row's (a damaged or planted row: the cache is a file any process
+    of the user can write, and deep nesting would exhaust Python's recursion)."""
     kind = type(value)
     if kind is str:
         return sys.intern(value)
+    if depth > MAX_DEPTH:
+        raise ValueError("a row of features nested too deep")
+    depth += 1
     if kind is set:
-        return {_interned(v) for v in value}
+        return {_interned(v, depth) for v in value}
     if kind is list:
-        return [_interned(v) for v in value]
+        return [_interned(v, depth) for v in value]
     if kind is tuple:
-        return tuple(_interned(v) for v in value)
+        return tuple(_interned(v, depth) for v in value)
     if kind is dict:
-        return {_interned(k): _interned(v) for k, v in value.items()}
+        return {_interned(k, depth): _interned(v, depth) for k, v in value.items()}
     return value
 
 

@@ -138,11 +138,25 @@ def test_features_of_another_version_of_the_code_are_computed_again(store, compu
     assert conflicts(conn) == first
 
 
-def test_a_damaged_row_is_computed_again(store, computed):
+@pytest.mark.parametrize("data", [
+    b"\x00\xff",  # not marshal at all
+    "marshal:a string",  # marshal, but no row's shape
+    "marshal:deep",  # a row nested deeper than Python recurses
+])
+def test_a_damaged_row_is_computed_again(store, computed, data):
+    import marshal
+
     repo, conn = store
     first = conflicts(conn)
     path = next(iter(kept(conn)))
-    conn.execute("UPDATE features SET data = x'00ff' WHERE path = ?", (path,))
+    if data == "marshal:deep":
+        nested: list = []
+        for _ in range(1900):
+            nested = [nested]
+        data = marshal.dumps({"title_terms": nested})
+    elif isinstance(data, str):
+        data = marshal.dumps(data)
+    conn.execute("UPDATE features SET data = ? WHERE path = ?", (data, path))
     run_scan(repo.ws, conn, full=True)
     assert computed == [path]
     assert conflicts(conn) == first
